@@ -1,0 +1,1 @@
+//! Operator actions: catalog, pure plans, the kube executor and the audit log.

@@ -1,0 +1,1 @@
+//! The shadow engine: a pure, deterministic copy of Kueue admission and preemption.

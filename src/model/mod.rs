@@ -1,0 +1,1 @@
+//! Pure types and parsing of real Kubernetes and Kueue manifests.

@@ -1,0 +1,1 @@
+//! The simulated cluster and its Kubernetes-compatible API server.

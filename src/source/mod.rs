@@ -1,0 +1,1 @@
+//! Kube watchers and the store that publishes immutable snapshots.

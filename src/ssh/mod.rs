@@ -1,0 +1,1 @@
+//! Read-only SSH server for wall screens and remote viewers.

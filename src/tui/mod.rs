@@ -1,0 +1,1 @@
+//! The terminal console: app state, update, view model, views, widgets, theme.
