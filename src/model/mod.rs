@@ -1,1 +1,9 @@
 //! Pure types and parsing of real Kubernetes and Kueue manifests.
+//!
+//! No I/O beyond reading the files a caller names, no clock, no async runtime.
+
+pub mod quantity;
+pub mod types;
+
+pub use quantity::{Quantity, QuantityError};
+pub use types::*;
