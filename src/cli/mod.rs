@@ -1,6 +1,25 @@
-//! Command-line entry points.
+//! Command-line entry points: argument parsing and the headless subcommands.
+
+mod args;
+mod plan;
+mod plan_table;
+mod table;
+
+use clap::Parser;
+
+pub use args::{Cli, Command, OutputFormat};
 
 /// Runs the `gangplank` command line and returns the process exit code.
 pub fn main() -> i32 {
-    0
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Plan(args) => plan::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            1
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! No I/O beyond reading the files a caller names, no clock, no async runtime.
 
 pub mod quantity;
+pub mod synthetic;
 pub mod types;
 
 pub use quantity::{Quantity, QuantityError};

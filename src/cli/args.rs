@@ -1,0 +1,43 @@
+//! The command-line surface. Every flag here is documented in README.md and docs/.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// gangplank: a terminal operations console for Kueue-governed GPU clusters.
+#[derive(Debug, Parser)]
+#[command(name = "gangplank", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what Kueue will do next: admissions, preemptions and why each job waits.
+    Plan(PlanArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Aligned text for people, readable at 80 columns.
+    Table,
+    /// The JSON contract (docs/engine.md).
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// Manifest files or directories (YAML or JSON, as `kubectl get -o yaml|json` prints them).
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Stop after this many scheduling cycles even if the plan has not settled.
+    #[arg(long, default_value_t = 100)]
+    pub max_cycles: usize,
+    /// The instant to plan at (RFC 3339); defaults to the current time.
+    #[arg(long)]
+    pub now: Option<String>,
+}
