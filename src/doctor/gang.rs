@@ -56,7 +56,7 @@ fn pending_pods(ctx: &Context, w: &Workload, pods: &[&Pod], out: &mut Vec<Findin
             (Some(a), None) | (None, Some(a)) => a,
             (None, None) => continue,
         };
-        let age = ctx.opts.now - since;
+        let age = ctx.opts.now.saturating_sub(since);
         if age >= ctx.opts.pending_pod_threshold_ms {
             stuck.push((pod, age));
         }

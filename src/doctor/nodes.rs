@@ -55,9 +55,13 @@ fn untainted_gpu_nodes(ctx: &Context, out: &mut Vec<Finding>) {
         } else {
             flavors.join(" / ")
         };
-        let plural = if names.len() == 1 { "" } else { "s" };
+        let (plural, verb) = if names.len() == 1 {
+            ("", "carries")
+        } else {
+            ("s", "carry")
+        };
         let message = format!(
-            "{n} node{plural} with allocatable {resource} ({list}) carry no NoSchedule or \
+            "{n} node{plural} with allocatable {resource} ({list}) {verb} no NoSchedule or \
              NoExecute taint: any pod, including ones that never pass through a Kueue queue, \
              can be scheduled onto them and take CPU, memory or GPUs that Kueue counts as free.",
             n = names.len(),
@@ -140,7 +144,7 @@ fn unmanaged_pods(ctx: &Context, out: &mut Vec<Finding>) {
                 objects.push(cluster_ref("Node", n));
             }
             let message = format!(
-                "Pod {pod_obj}{owner} requests {asks} but is not in any Kueue queue (no \
+                "{pod_obj}{owner} requests {asks} but is not in any Kueue queue (no \
                  {QUEUE_NAME_LABEL} label, no Kueue-managed owner): Kueue does not count it, so \
                  it admits workloads onto accelerators this pod holds and their pods stay Pending.",
                 owner = owner_phrase(pod),
@@ -187,7 +191,7 @@ fn unmanaged_pods(ctx: &Context, out: &mut Vec<Finding>) {
             )
         };
         let message = format!(
-            "Pod {pod_obj}{owner} is not managed by Kueue but runs on GPU node {node_name}: it \
+            "{pod_obj}{owner} is not managed by Kueue but runs on GPU node {node_name}: it \
              takes CPU and memory there that Kueue-admitted GPU pods may need, so they can stay \
              Pending although quota was granted.",
             owner = owner_phrase(pod),

@@ -37,7 +37,16 @@ pub(crate) fn render_table(report: &Report, width: usize) -> String {
             for raw in f.fix.lines() {
                 // YAML and commands stay verbatim (wrapping would break copy-paste);
                 // prose lines are wrapped.
-                if looks_verbatim(raw) {
+                if let Some(comment) = raw.strip_prefix("# ") {
+                    // A top-level comment is prose: wrap it, continuing with "# ".
+                    for line in wrap(comment, width - 2 * INDENT.len() - 2) {
+                        out.push_str(INDENT);
+                        out.push_str(INDENT);
+                        out.push_str("# ");
+                        out.push_str(&line);
+                        out.push('\n');
+                    }
+                } else if looks_verbatim(raw) {
                     out.push_str(INDENT);
                     out.push_str(INDENT);
                     out.push_str(raw);
