@@ -331,9 +331,3 @@ fn odd_input_does_not_panic() {
     let _ = doctor::run(&s, &opts).render_table(0);
     let _ = doctor::run(&s, &DoctorOptions::at(NOW)).to_json_pretty();
 }
-
-#[test]
-#[ignore = "prints the busy report for eyeballing"]
-fn print_busy() {
-    println!("{}", run(&busy().build()).render_table(80));
-}
