@@ -398,6 +398,14 @@ fn wrong_types_and_missing_names_are_errors() {
         e,
         "j.yaml: document 1 (PyTorchJob/p): spec.pytorchReplicaSpecs.Master.replicas: expected an integer, found a string"
     );
+    let e = parse_err(
+        "w.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  parallelism: -2\n  template: {spec: {}}\n",
+    );
+    assert_eq!(
+        e,
+        "w.yaml: document 1 (Job/j): spec.parallelism: must not be negative, found -2"
+    );
     let e = parse_err("y.yaml", "kind: A\n---\nkind: [\n");
     assert!(e.starts_with("y.yaml: document 2: invalid YAML"), "{e}");
 }

@@ -56,8 +56,8 @@ fn any_condition_true(status: Option<At>, types: &[&str]) -> FieldResult<bool> {
 
 /// Pod count of a batch Job spec: parallelism (default 1), clamped to completions.
 fn job_pod_count(spec: &At) -> FieldResult<i32> {
-    let parallelism = spec.opt_i32("parallelism")?.unwrap_or(1);
-    Ok(match spec.opt_i32("completions")? {
+    let parallelism = spec.opt_count("parallelism")?.unwrap_or(1);
+    Ok(match spec.opt_count("completions")? {
         Some(c) if c < parallelism => c,
         _ => parallelism,
     })
@@ -124,7 +124,7 @@ pub(crate) fn job(
         "JobSet" => {
             for rj in spec.opt_list("replicatedJobs")? {
                 let name = rj.req_str("name")?;
-                let replicas = rj.opt_i32("replicas")?.unwrap_or(1);
+                let replicas = rj.opt_count("replicas")?.unwrap_or(1);
                 let job_spec = rj.req("template")?.req("spec")?;
                 let count = replicas.saturating_mul(job_pod_count(&job_spec)?);
                 let (ps, t) = pod_set_from_template(name, count, &job_spec.req("template")?)?;
@@ -148,7 +148,7 @@ pub(crate) fn job(
                 let Some(rs) = replica_specs.opt(replica_type)? else {
                     continue;
                 };
-                let count = rs.opt_i32("replicas")?.unwrap_or(1);
+                let count = rs.opt_count("replicas")?.unwrap_or(1);
                 let (ps, t) = pod_set_from_template(
                     &replica_type.to_lowercase(),
                     count,

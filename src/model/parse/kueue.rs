@@ -67,7 +67,7 @@ pub(crate) fn resource_groups(spec: &At) -> FieldResult<Vec<ResourceGroup>> {
                         .map(|r| {
                             Ok(ResourceQuota {
                                 name: r.req_str("name")?.to_string(),
-                                nominal: r.req_quantity("nominalQuota")?,
+                                nominal: r.req("nominalQuota")?.non_negative_quantity()?,
                                 borrowing_limit: r.opt_quantity("borrowingLimit")?,
                                 lending_limit: r.opt_quantity("lendingLimit")?,
                             })

@@ -52,6 +52,9 @@ const MAX_LIST_DEPTH: usize = 4;
 
 /// Note for objects that appear twice (the later document wins, as with `kubectl apply`).
 const DUPLICATE: &str = "duplicate objects (the later document wins)";
+/// Note for plain Pods that Kueue's pod integration would manage.
+const PLAIN_POD: &str = "Pods with a queue-name label and no owner (Kueue pod integration) \
+     are not turned into workloads";
 /// Note for Workloads whose priority was filled in from their class.
 const PRIORITY_FROM_CLASS: &str =
     "Workloads without spec.priority given the value of their priority class";
@@ -393,6 +396,9 @@ impl Loader {
             }
             "Pod" => {
                 let p = core::pod(root, &meta, origin)?;
+                if p.owner_references.is_empty() && p.labels.contains_key(QUEUE_NAME_LABEL) {
+                    notes.note(PLAIN_POD, format!("Pod/{}/{}", p.namespace, p.name));
+                }
                 st.pods.insert((p.namespace.clone(), p.name.clone()), p);
             }
             _ => {

@@ -132,6 +132,27 @@ impl<'v> At<'v> {
         self.opt(key)?.map(|a| a.i32()).transpose()
     }
 
+    /// A pod count or replica number: an int32 that must not be negative.
+    pub fn opt_count(&self, key: &str) -> FieldResult<Option<i32>> {
+        let Some(a) = self.opt(key)? else {
+            return Ok(None);
+        };
+        let n = a.i32()?;
+        if n < 0 {
+            return Err(a.err(format!("must not be negative, found {n}")));
+        }
+        Ok(Some(n))
+    }
+
+    /// A quantity that must not be negative (quotas, requests).
+    pub fn non_negative_quantity(&self) -> FieldResult<Quantity> {
+        let q = self.quantity()?;
+        if q < Quantity::ZERO {
+            return Err(self.err(format!("must not be negative, found {q}")));
+        }
+        Ok(q)
+    }
+
     pub fn opt_i64(&self, key: &str) -> FieldResult<Option<i64>> {
         self.opt(key)?.map(|a| a.i64()).transpose()
     }
@@ -152,10 +173,6 @@ impl<'v> At<'v> {
 
     pub fn opt_quantity(&self, key: &str) -> FieldResult<Option<Quantity>> {
         self.opt(key)?.map(|a| a.quantity()).transpose()
-    }
-
-    pub fn req_quantity(&self, key: &str) -> FieldResult<Quantity> {
-        self.req(key)?.quantity()
     }
 
     /// This value as a list of cursors.
@@ -225,11 +242,12 @@ impl<'v> At<'v> {
             .collect()
     }
 
-    /// A resource list (`requests`, `allocatable`, ...); empty when absent.
+    /// A resource list (`requests`, `allocatable`, ...); empty when absent. Negative
+    /// quantities are rejected, as the API server rejects them.
     pub fn resource_list(&self, key: &str) -> FieldResult<ResourceList> {
         self.opt_entries(key)?
             .into_iter()
-            .map(|(k, a)| Ok((k.to_string(), a.quantity()?)))
+            .map(|(k, a)| Ok((k.to_string(), a.non_negative_quantity()?)))
             .collect()
     }
 
@@ -275,7 +293,9 @@ mod tests {
         let v = json!({"spec": {"groups": [{"q": "32x"}], "m": {"a.b/c": 1}}});
         let root = At::root(&v, "");
         let q = root.req("spec").unwrap().opt_list("groups").unwrap()[0]
-            .req_quantity("q")
+            .req("q")
+            .unwrap()
+            .quantity()
             .unwrap_err();
         assert_eq!(q.path, "spec.groups[0].q");
         assert!(q.message.contains("unknown suffix"), "{}", q.message);

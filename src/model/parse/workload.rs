@@ -112,7 +112,7 @@ fn admission(a: &At) -> FieldResult<Admission> {
                 name: p.req_str("name")?.to_string(),
                 flavors: p.string_map("flavors")?,
                 resource_usage: p.resource_list("resourceUsage")?,
-                count: p.opt_i32("count")?,
+                count: p.opt_count("count")?,
             })
         })
         .collect::<FieldResult<Vec<_>>>()?;
@@ -137,9 +137,9 @@ pub(crate) fn workload(
     let mut pod_sets = Vec::new();
     for p in spec.opt_list("podSets")? {
         let name = p.opt_str("name")?.unwrap_or("main");
-        let count = p.opt_i32("count")?.unwrap_or(1);
+        let count = p.opt_count("count")?.unwrap_or(1);
         let (mut ps, tnotes) = pod_set_from_template(name, count, &p.req("template")?)?;
-        ps.min_count = p.opt_i32("minCount")?;
+        ps.min_count = p.opt_count("minCount")?;
         if tnotes.topology_request || p.opt("topologyRequest")?.is_some() {
             notes.note(TOPOLOGY_REQUEST, subject.clone());
         }
