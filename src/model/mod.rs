@@ -8,3 +8,6 @@ pub mod types;
 
 pub use quantity::{Quantity, QuantityError};
 pub use types::*;
+pub mod parse;
+
+pub use parse::{Loader, ParseError, load_paths, parse_str};

@@ -149,7 +149,7 @@ impl Quantity {
                 .checked_pow((-exp10) as u32)
                 .ok_or_else(|| err("too small"))?;
             // round up (towards +inf in magnitude) like Kubernetes' ScaledValue rounding
-            value = (value + div - 1) / div;
+            value = value.checked_add(div - 1).ok_or_else(overflow)? / div;
         }
         if value > i128::from(i64::MAX) * 1_000_000 {
             return Err(overflow());

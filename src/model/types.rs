@@ -565,6 +565,14 @@ pub struct JobInfo {
     pub annotations: BTreeMap<String, String>,
     pub suspended: bool,
     pub pod_sets: Vec<PodSet>,
+    /// `metadata.creationTimestamp`. Hand-written files without one get a deterministic
+    /// timestamp in document order when parsed (see `model::parse`).
     pub creation_timestamp: Option<Timestamp>,
     pub origin: Origin,
+    /// The job has finished (Job `Complete`/`Failed`, Kubeflow `Succeeded`/`Failed`,
+    /// JobSet `Completed`/`Failed`); Kueue creates no Workload for it.
+    pub finished: bool,
+    /// An integration-level priority class name that takes precedence over the pod
+    /// templates' (Kubeflow `spec.runPolicy.schedulingPolicy.priorityClass`).
+    pub custom_priority_class: Option<String>,
 }
