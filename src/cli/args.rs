@@ -16,6 +16,8 @@ pub struct Cli {
 pub enum Command {
     /// Show what Kueue will do next: admissions, preemptions and why each job waits.
     Plan(PlanArgs),
+    /// Find governance mistakes that leave GPUs idle or let jobs bypass the queues.
+    Doctor(DoctorArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -38,6 +40,31 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 100)]
     pub max_cycles: usize,
     /// The instant to plan at (RFC 3339); defaults to the current time.
+    #[arg(long)]
+    pub now: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Warning,
+    Error,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Manifest files or directories (YAML or JSON, as `kubectl get -o yaml|json` prints them).
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// Output format: a table for people, or the JSON contract of docs/doctor.md.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Exit with code 1 when any finding is at least this severe (for CI pipelines).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// The Kueue API version the cluster serves, for the API-version checks.
+    #[arg(long, value_parser = ["v1beta1", "v1beta2"])]
+    pub kueue_api: Option<String>,
+    /// The instant to check at (RFC 3339); defaults to the current time.
     #[arg(long)]
     pub now: Option<String>,
 }

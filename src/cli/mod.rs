@@ -1,9 +1,11 @@
 //! Command-line entry points: argument parsing and the headless subcommands.
 
 mod args;
+mod doctor;
 mod plan;
 mod plan_table;
 mod table;
+mod time;
 
 use clap::Parser;
 
@@ -14,6 +16,7 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Plan(args) => plan::run(args),
+        Command::Doctor(args) => doctor::run(args),
     };
     match result {
         Ok(code) => code,
