@@ -1,0 +1,135 @@
+//! Engine benchmark: one scheduling cycle and the full plan on the generated
+//! cluster (100 cohorts × 10 ClusterQueues, 5,000 nodes / 40,000 GPUs, 20,000 admitted
+//! and 50,000 pending workloads), beside a baseline measured in the same run: one pass
+//! over every workload summing its requests, the least any planner must do.
+//!
+//! Run: `cargo bench --bench engine` (add `-- --quick` for a smaller cluster).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use gangplank::engine::{self, EngineState, PlanOptions, SchedulerMemory};
+use gangplank::model::synthetic::{SyntheticSpec, generate};
+use gangplank::model::{ClusterState, Quantity};
+
+/// Counts live heap bytes so the benchmark can report the engine's own peak memory.
+struct CountingAlloc;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        ptr
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+/// Peak heap bytes allocated on top of what was live when `f` started.
+fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let out = f();
+    (out, PEAK.load(Ordering::Relaxed).saturating_sub(base))
+}
+
+/// Median wall time of `runs` calls.
+fn median<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            black_box(f());
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn baseline_pass(state: &ClusterState) -> Quantity {
+    state
+        .workloads
+        .values()
+        .flat_map(|w| w.pod_sets.iter())
+        .flat_map(|ps| ps.requests.values().map(move |q| *q * i64::from(ps.count)))
+        .sum()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let spec = if quick {
+        SyntheticSpec {
+            cohorts: 10,
+            nodes: 500,
+            admitted_workloads: 2_000,
+            pending_workloads: 5_000,
+            ..SyntheticSpec::large()
+        }
+    } else {
+        SyntheticSpec::large()
+    };
+    let t = Instant::now();
+    let state = generate(&spec);
+    let generated = t.elapsed();
+    let workloads = state.workloads.len();
+    println!(
+        "cluster: {} cohorts x {} ClusterQueues, {} nodes ({} GPUs), {} admitted + {} pending workloads (generated in {})",
+        spec.cohorts,
+        spec.cluster_queues_per_cohort,
+        spec.nodes,
+        spec.nodes as i64 * spec.gpus_per_node,
+        state.workloads.values().filter(|w| w.admission.is_some()).count(),
+        state.workloads.values().filter(|w| w.admission.is_none()).count(),
+        ms(generated)
+    );
+    let opts = PlanOptions {
+        now: 1_767_312_000_000,
+        ..PlanOptions::default()
+    };
+
+    let baseline = median(9, || baseline_pass(&state));
+    let (_, state_bytes) = peak_during(|| black_box(EngineState::new(&state, &opts)));
+    let snapshot = median(5, || EngineState::new(&state, &opts));
+    let memory = SchedulerMemory::default();
+    let cycle = median(5, || engine::schedule_cycle(&state, &memory, &opts));
+    let (plan, plan_peak) = peak_during(|| engine::plan(&state, &opts));
+    let full = median(3, || engine::plan(&state, &opts));
+
+    println!("{:<46} {:>12}", "measure", "time");
+    println!("{:<46} {:>12}", "baseline: one pass over all workloads", ms(baseline));
+    println!("{:<46} {:>12}", "engine snapshot from ClusterState", ms(snapshot));
+    println!("{:<46} {:>12}  (goal <= 10 ms)", "one scheduling cycle (incl. snapshot)", ms(cycle));
+    println!(
+        "{:<46} {:>12}  (goal <= 1 s; {} cycles)",
+        "full plan to the fixed point",
+        ms(full),
+        plan.cycles.len()
+    );
+    println!(
+        "engine state: {:.1} MiB = {} bytes per workload (goal <= 1024); plan peak {:.1} MiB",
+        state_bytes as f64 / (1 << 20) as f64,
+        state_bytes / workloads.max(1),
+        plan_peak as f64 / (1 << 20) as f64
+    );
+    println!(
+        "cycle / baseline = {:.1}x",
+        cycle.as_secs_f64() / baseline.as_secs_f64().max(1e-9)
+    );
+}
