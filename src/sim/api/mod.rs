@@ -1,0 +1,158 @@
+//! The simulator's Kubernetes-compatible HTTP API server.
+//!
+//! Real `kubectl` and kube-rs clients talk to it unchanged over loopback HTTP:
+//! legacy discovery (`/api`, `/apis`, `/apis/{g}/{v}`; the aggregated format is
+//! declined by answering plain JSON), get/list/watch with selectors and paging,
+//! create/update/delete, merge/JSON/strategic/apply patches, the `status`
+//! subresource, `dryRun=All`, `Status` error bodies, request counters and fault
+//! injection (`/_sim/faults`, see [`faults`]).
+//!
+//! `/openapi/v2` and `/openapi/v3` answer 404: kubectl 1.32 then skips
+//! client-side schema validation and `kubectl apply` works without
+//! `--validate=false` (verified in `tests/sim_api_kubectl.rs`).
+//! Responses are always `application/json`, whatever the `Accept` header asks
+//! for (protobuf and `as=Table` fall back to JSON; kubectl then prints
+//! `NAME AGE` columns).
+
+pub mod discovery;
+pub mod errors;
+pub mod faults;
+pub mod kubeconfig;
+mod list_watch;
+mod routes;
+pub mod selectors;
+pub mod stats;
+mod write;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use faults::{FaultConfig, FaultRule, Faults, MalformedInjection};
+pub use kubeconfig::{kubeconfig_yaml, write_kubeconfig};
+pub use stats::RequestStats;
+
+use super::store::ObjectStore;
+
+/// Server settings.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Address to bind; default `127.0.0.1:0` (any free port).
+    pub addr: SocketAddr,
+    /// How often watches with `allowWatchBookmarks=true` get a BOOKMARK.
+    pub bookmark_interval: Duration,
+    /// Watch duration when the client sends no `timeoutSeconds`.
+    pub default_watch_timeout: Duration,
+    /// Initial fault configuration.
+    pub faults: FaultConfig,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            bookmark_interval: Duration::from_secs(5),
+            default_watch_timeout: Duration::from_secs(1800),
+            faults: FaultConfig::default(),
+        }
+    }
+}
+
+/// State shared by all request handlers.
+pub(crate) struct Shared {
+    pub(crate) store: ObjectStore,
+    pub(crate) stats: RequestStats,
+    pub(crate) faults: Faults,
+    pub(crate) opts: ServerOptions,
+    pub(crate) shutdown: CancellationToken,
+    /// Bumped to end every open watch stream.
+    pub(crate) close_watches: watch::Sender<u64>,
+    pub(crate) addr: SocketAddr,
+}
+
+/// A running server.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    join: JoinHandle<std::io::Result<()>>,
+}
+
+impl ServerHandle {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The store behind the server.
+    pub fn store(&self) -> &ObjectStore {
+        &self.shared.store
+    }
+
+    /// Request counters.
+    pub fn stats(&self) -> &RequestStats {
+        &self.shared.stats
+    }
+
+    /// Fault configuration (changes apply to the next request).
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    /// Ends every open watch stream now (clients see a clean end and re-watch).
+    pub fn close_watches(&self) {
+        self.shared.close_watches.send_modify(|g| *g += 1);
+    }
+
+    /// Writes a kubeconfig for this server (context `gangplank-sim`).
+    pub fn write_kubeconfig(&self, path: &Path) -> std::io::Result<()> {
+        write_kubeconfig(path, self.addr)
+    }
+
+    /// Stops accepting requests, ends watches and waits for the server task.
+    pub async fn shutdown(self) -> std::io::Result<()> {
+        self.shared.shutdown.cancel();
+        match self.join.await {
+            Ok(r) => r,
+            Err(e) => Err(std::io::Error::other(e)),
+        }
+    }
+}
+
+/// Binds `options.addr` and serves `store` until [`ServerHandle::shutdown`].
+pub async fn serve(store: ObjectStore, options: ServerOptions) -> std::io::Result<ServerHandle> {
+    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    let addr = listener.local_addr()?;
+    let faults = Faults::default();
+    faults.set(options.faults.clone());
+    let (close_watches, _) = watch::channel(0);
+    let shared = Arc::new(Shared {
+        store,
+        stats: RequestStats::default(),
+        faults,
+        opts: options,
+        shutdown: CancellationToken::new(),
+        close_watches,
+        addr,
+    });
+    let app = Router::new()
+        .fallback(routes::dispatch)
+        .with_state(shared.clone());
+    let token = shared.shutdown.clone();
+    let join = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(token.cancelled_owned())
+            .await
+    });
+    Ok(ServerHandle { addr, shared, join })
+}
