@@ -45,7 +45,7 @@ fn parse_route(path: &str) -> Route {
     match segs.as_slice() {
         ["version"] => Route::Version,
         ["_sim", "faults"] => Route::Faults,
-        ["openapi", ..] => Route::OpenApi,
+        ["openapi", "v2"] => Route::OpenApi,
         ["api"] => Route::CoreVersions,
         ["apis"] => Route::Groups,
         ["apis", g] => Route::Group((*g).to_string()),
@@ -120,9 +120,7 @@ pub(crate) async fn dispatch(
             Some(doc) => get_only(&method, || doc),
             None => ApiError::not_found_path().into_response(),
         },
-        // No OpenAPI document: kubectl then skips client-side schema validation
-        // (see the module docs of `sim::api`).
-        Route::OpenApi => ApiError::not_found_path().into_response(),
+        Route::OpenApi => openapi(uri.path(), &headers),
         Route::Faults => faults_endpoint(&shared, &method, &body),
         Route::NotFound => ApiError::not_found_path().into_response(),
         Route::Resource(req) => resource(shared, method, req, params, headers, body).await,
@@ -224,4 +222,33 @@ async fn resource(
         Ok((code, v)) => json_response(code, &v),
         Err(e) => e.into_response(),
     }
+}
+
+/// `/openapi/v2`: an empty but valid document. kubectl's client-side validation
+/// (`kubectl apply` without `--validate=false`) refuses to run when the download
+/// fails, and decodes it as protobuf: an empty protobuf message is an empty
+/// `openapi_v2.Document`, so every kind is "unknown" and validation is skipped.
+/// `/openapi/v3` stays 404, which makes kubectl fall back to this document.
+fn openapi(_path: &str, headers: &HeaderMap) -> Response {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if accept.contains("protobuf") {
+        let mut resp = (StatusCode::OK, Vec::<u8>::new()).into_response();
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/com.github.proto-openapi.spec.v2.v1.0+protobuf"),
+        );
+        return resp;
+    }
+    json_response(
+        StatusCode::OK,
+        &serde_json::json!({
+            "swagger": "2.0",
+            "info": {"title": "gangplank-sim", "version": "v1.32.0"},
+            "paths": {},
+            "definitions": {}
+        }),
+    )
 }
