@@ -37,7 +37,11 @@ impl Kubectl {
         let kubeconfig = dir.path().join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
         let cache = dir.path().join("cache");
-        Self { kubeconfig, cache, dir }
+        Self {
+            kubeconfig,
+            cache,
+            dir,
+        }
     }
 
     fn command(&self, args: &[&str]) -> Command {
@@ -55,7 +59,10 @@ impl Kubectl {
     /// Runs kubectl and returns stdout; panics with stderr on failure.
     async fn ok(&self, args: &[&str]) -> String {
         let (code, out, err) = self.run(args).await;
-        assert!(code == Some(0), "kubectl {args:?} failed ({code:?}):\nstdout:\n{out}\nstderr:\n{err}");
+        assert!(
+            code == Some(0),
+            "kubectl {args:?} failed ({code:?}):\nstdout:\n{out}\nstderr:\n{err}"
+        );
         out
     }
 
@@ -79,7 +86,9 @@ impl Kubectl {
 }
 
 async fn start() -> (ServerHandle, Kubectl) {
-    let server = serve(ObjectStore::new(), ServerOptions::default()).await.expect("serve");
+    let server = serve(ObjectStore::new(), ServerOptions::default())
+        .await
+        .expect("serve");
     let k = Kubectl::new(&server);
     (server, k)
 }
@@ -150,24 +159,45 @@ async fn kubectl_apply_get_patch_delete() {
     let (server, k) = start().await;
     let f = k.write("m.yaml", MANIFEST);
     let out = k.ok(&["apply", "-f", &f]).await;
-    assert!(out.contains("clusterqueue.kueue.x-k8s.io/cq-a created"), "{out}");
+    assert!(
+        out.contains("clusterqueue.kueue.x-k8s.io/cq-a created"),
+        "{out}"
+    );
     assert!(out.contains("namespace/team-a created"), "{out}");
     let store = server.store();
-    let cq = store.get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a").expect("cq stored");
+    let cq = store
+        .get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a")
+        .expect("cq stored");
     assert_eq!(cq["spec"]["cohortName"], json!("research"));
-    assert_eq!(cq["spec"]["flavorFungibility"]["whenCanBorrow"], json!("MayStopSearch"));
+    assert_eq!(
+        cq["spec"]["flavorFungibility"]["whenCanBorrow"],
+        json!("MayStopSearch")
+    );
     assert!(store.get(&ResourceKey::NODES, None, "gpu-node-1").is_some());
-    assert!(store.get(&ResourceKey::LOCAL_QUEUES, Some("team-a"), "lq-a").is_some());
+    assert!(
+        store
+            .get(&ResourceKey::LOCAL_QUEUES, Some("team-a"), "lq-a")
+            .is_some()
+    );
 
     // Apply again after editing: the update path.
-    let edited = MANIFEST.replace("cohort: research", "cohort: prod").replace("value: 1000", "value: 2000");
+    let edited = MANIFEST
+        .replace("cohort: research", "cohort: prod")
+        .replace("value: 1000", "value: 2000");
     let f2 = k.write("m2.yaml", &edited);
     let out = k.ok(&["apply", "-f", &f2]).await;
-    assert!(out.contains("clusterqueue.kueue.x-k8s.io/cq-a configured"), "{out}");
+    assert!(
+        out.contains("clusterqueue.kueue.x-k8s.io/cq-a configured"),
+        "{out}"
+    );
     assert!(out.contains("namespace/team-a unchanged"), "{out}");
-    let cq = store.get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a").expect("cq");
+    let cq = store
+        .get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a")
+        .expect("cq");
     assert_eq!(cq["spec"]["cohortName"], json!("prod"));
-    let pc = store.get(&ResourceKey::PRIORITY_CLASSES, None, "high").expect("pc");
+    let pc = store
+        .get(&ResourceKey::PRIORITY_CLASSES, None, "high")
+        .expect("pc");
     assert_eq!(pc["value"], json!(2000));
 
     // Reads.
@@ -179,39 +209,112 @@ async fn kubectl_apply_get_patch_delete() {
     assert!(out.contains("lq-a"), "{out}");
     let wl = json!({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload",
         "metadata":{"name":"job-1","namespace":"team-a"},"spec":{"queueName":"lq-a","podSets":[]}});
-    store.create(&ResourceKey::WORKLOADS, wl, WriteOptions::default()).expect("wl");
+    store
+        .create(&ResourceKey::WORKLOADS, wl, WriteOptions::default())
+        .expect("wl");
     let out = k.ok(&["get", "wl", "-A"]).await;
     assert!(out.contains("job-1") && out.contains("team-a"), "{out}");
     let out = k.ok(&["get", "workloads", "-A"]).await;
     assert!(out.contains("job-1"), "{out}");
 
     // v1beta1 view of a stored v1beta2 object and vice versa.
-    let v1: Value = serde_json::from_str(&k.ok(&["get", "clusterqueues.v1beta1.kueue.x-k8s.io", "cq-a", "-o", "json"]).await)
-        .expect("json");
+    let v1: Value = serde_json::from_str(
+        &k.ok(&[
+            "get",
+            "clusterqueues.v1beta1.kueue.x-k8s.io",
+            "cq-a",
+            "-o",
+            "json",
+        ])
+        .await,
+    )
+    .expect("json");
     assert_eq!(v1["apiVersion"], json!("kueue.x-k8s.io/v1beta1"));
     assert_eq!(v1["spec"]["cohort"], json!("prod"));
-    assert_eq!(v1["spec"]["flavorFungibility"]["whenCanBorrow"], json!("Borrow"));
-    let v2: Value = serde_json::from_str(&k.ok(&["get", "clusterqueues.v1beta2.kueue.x-k8s.io", "cq-a", "-o", "json"]).await)
-        .expect("json");
+    assert_eq!(
+        v1["spec"]["flavorFungibility"]["whenCanBorrow"],
+        json!("Borrow")
+    );
+    let v2: Value = serde_json::from_str(
+        &k.ok(&[
+            "get",
+            "clusterqueues.v1beta2.kueue.x-k8s.io",
+            "cq-a",
+            "-o",
+            "json",
+        ])
+        .await,
+    )
+    .expect("json");
     assert_eq!(v2["spec"]["cohortName"], json!("prod"));
     let lq1: Value = serde_json::from_str(
-        &k.ok(&["get", "localqueues.v1beta1.kueue.x-k8s.io", "lq-a", "-n", "team-a", "-o", "json"]).await,
+        &k.ok(&[
+            "get",
+            "localqueues.v1beta1.kueue.x-k8s.io",
+            "lq-a",
+            "-n",
+            "team-a",
+            "-o",
+            "json",
+        ])
+        .await,
     )
     .expect("json");
     assert_eq!(lq1["apiVersion"], json!("kueue.x-k8s.io/v1beta1"));
 
     // Patches.
-    k.ok(&["patch", "cq", "cq-a", "--type", "merge", "-p", r#"{"spec":{"queueingStrategy":"StrictFIFO"}}"#]).await;
-    k.ok(&["patch", "cq", "cq-a", "--type", "json", "-p", r#"[{"op":"replace","path":"/spec/cohortName","value":"x"}]"#])
-        .await;
-    k.ok(&["patch", "node", "gpu-node-1", "-p", r#"{"metadata":{"labels":{"zone":"z1"}}}"#]).await;
-    let cq = store.get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a").expect("cq");
+    k.ok(&[
+        "patch",
+        "cq",
+        "cq-a",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"queueingStrategy":"StrictFIFO"}}"#,
+    ])
+    .await;
+    k.ok(&[
+        "patch",
+        "cq",
+        "cq-a",
+        "--type",
+        "json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/cohortName","value":"x"}]"#,
+    ])
+    .await;
+    k.ok(&[
+        "patch",
+        "node",
+        "gpu-node-1",
+        "-p",
+        r#"{"metadata":{"labels":{"zone":"z1"}}}"#,
+    ])
+    .await;
+    let cq = store
+        .get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a")
+        .expect("cq");
     assert_eq!(cq["spec"]["queueingStrategy"], json!("StrictFIFO"));
     assert_eq!(cq["spec"]["cohortName"], json!("x"));
-    let node = store.get(&ResourceKey::NODES, None, "gpu-node-1").expect("node");
-    assert_eq!(node["metadata"]["labels"], json!({"gpu":"a100","zone":"z1"}));
+    let node = store
+        .get(&ResourceKey::NODES, None, "gpu-node-1")
+        .expect("node");
+    assert_eq!(
+        node["metadata"]["labels"],
+        json!({"gpu":"a100","zone":"z1"})
+    );
     // Strategic merge on a CRD is refused, as on a real server.
-    let (code, _, err) = k.run(&["patch", "cq", "cq-a", "--type", "strategic", "-p", r#"{"spec":{}}"#]).await;
+    let (code, _, err) = k
+        .run(&[
+            "patch",
+            "cq",
+            "cq-a",
+            "--type",
+            "strategic",
+            "-p",
+            r#"{"spec":{}}"#,
+        ])
+        .await;
     assert_ne!(code, Some(0));
     assert!(err.contains("not supported"), "{err}");
 
@@ -222,16 +325,27 @@ async fn kubectl_apply_get_patch_delete() {
     // Errors surface as kubectl messages.
     let (code, _, err) = k.run(&["get", "cq", "nope"]).await;
     assert_eq!(code, Some(1));
-    assert!(err.contains("NotFound") && err.contains("\"nope\" not found"), "{err}");
+    assert!(
+        err.contains("NotFound") && err.contains("\"nope\" not found"),
+        "{err}"
+    );
 
     // Delete.
     let out = k.ok(&["delete", "cq", "cq-a"]).await;
     assert!(out.contains("deleted"), "{out}");
-    assert!(store.get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a").is_none());
+    assert!(
+        store
+            .get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a")
+            .is_none()
+    );
     let out = k.ok(&["delete", "--ignore-not-found", "-f", &f2]).await;
     assert!(out.contains("namespace \"team-a\" deleted"), "{out}");
     // Deleting the namespace took its LocalQueue and Workload with it.
-    assert!(store.get(&ResourceKey::LOCAL_QUEUES, Some("team-a"), "lq-a").is_none());
+    assert!(
+        store
+            .get(&ResourceKey::LOCAL_QUEUES, Some("team-a"), "lq-a")
+            .is_none()
+    );
     assert_eq!(store.count(&ResourceKey::WORKLOADS), 0);
     server.shutdown().await.expect("shutdown");
 }
@@ -244,12 +358,20 @@ async fn kubectl_apply_without_validation_and_server_side() {
     let (server, k) = start().await;
     let f = k.write("m.yaml", MANIFEST);
     let out = k.ok(&["apply", "--validate=false", "-f", &f]).await;
-    assert!(out.contains("clusterqueue.kueue.x-k8s.io/cq-a created"), "{out}");
+    assert!(
+        out.contains("clusterqueue.kueue.x-k8s.io/cq-a created"),
+        "{out}"
+    );
     let edited = MANIFEST.replace("nominalQuota: 8", "nominalQuota: 16");
     let f2 = k.write("m2.yaml", &edited);
-    let out = k.ok(&["apply", "--server-side", "--force-conflicts", "-f", &f2]).await;
+    let out = k
+        .ok(&["apply", "--server-side", "--force-conflicts", "-f", &f2])
+        .await;
     assert!(out.contains("serverside-applied"), "{out}");
-    let cq = server.store().get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a").expect("cq");
+    let cq = server
+        .store()
+        .get(&ResourceKey::CLUSTER_QUEUES, None, "cq-a")
+        .expect("cq");
     assert_eq!(
         cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][1]["nominalQuota"],
         json!(16)
@@ -260,7 +382,12 @@ async fn kubectl_apply_without_validation_and_server_side() {
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: urgent\nvalue: 10000\n",
     );
     k.ok(&["apply", "--server-side", "-f", &wpc]).await;
-    assert!(server.store().get(&ResourceKey::WORKLOAD_PRIORITY_CLASSES, None, "urgent").is_some());
+    assert!(
+        server
+            .store()
+            .get(&ResourceKey::WORKLOAD_PRIORITY_CLASSES, None, "urgent")
+            .is_some()
+    );
     // Dry run through kubectl stores nothing.
     let rv = server.store().resource_version();
     let dry = k.write(
@@ -270,7 +397,12 @@ async fn kubectl_apply_without_validation_and_server_side() {
     let out = k.ok(&["apply", "--dry-run=server", "-f", &dry]).await;
     assert!(out.contains("server dry run"), "{out}");
     assert_eq!(server.store().resource_version(), rv);
-    assert!(server.store().get(&ResourceKey::PRIORITY_CLASSES, None, "dry").is_none());
+    assert!(
+        server
+            .store()
+            .get(&ResourceKey::PRIORITY_CLASSES, None, "dry")
+            .is_none()
+    );
     server.shutdown().await.expect("shutdown");
 }
 
@@ -285,7 +417,13 @@ async fn kubectl_get_watch_sees_new_pytorchjob() {
         json!({"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob",
             "metadata":{"name":name,"namespace":"default"},"spec":{"pytorchReplicaSpecs":{}}})
     };
-    store.create(&ResourceKey::PYTORCH_JOBS, job("existing"), WriteOptions::default()).expect("create");
+    store
+        .create(
+            &ResourceKey::PYTORCH_JOBS,
+            job("existing"),
+            WriteOptions::default(),
+        )
+        .expect("create");
     let mut child = k
         .command(&["get", "pytorchjobs", "-w"])
         .stdout(Stdio::piped())
@@ -295,7 +433,13 @@ async fn kubectl_get_watch_sees_new_pytorchjob() {
     let stdout = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(stdout).lines();
     wait_for_line(&mut lines, "existing").await;
-    store.create(&ResourceKey::PYTORCH_JOBS, job("fresh-job"), WriteOptions::default()).expect("create");
+    store
+        .create(
+            &ResourceKey::PYTORCH_JOBS,
+            job("fresh-job"),
+            WriteOptions::default(),
+        )
+        .expect("create");
     let line = wait_for_line(&mut lines, "fresh-job").await;
     assert!(line.starts_with("fresh-job"), "{line}");
     child.kill().await.expect("kill kubectl");

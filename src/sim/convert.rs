@@ -23,8 +23,11 @@ const PC_SOURCE: &str = "scheduling.k8s.io/priorityclass";
 
 /// Converts an object sent by a client at `version` into the storage version.
 pub fn to_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
-    if def.group == KUEUE_GROUP && version == "v1beta1" {
-        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+    if def.group == KUEUE_GROUP
+        && version == "v1beta1"
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        {
             match def.kind {
                 "ClusterQueue" | "Cohort" => cq_up(spec),
                 "Workload" => wl_up(spec),
@@ -38,8 +41,11 @@ pub fn to_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
 
 /// Converts a stored object for a client reading at `version`.
 pub fn from_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
-    if def.group == KUEUE_GROUP && version == "v1beta1" {
-        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+    if def.group == KUEUE_GROUP
+        && version == "v1beta1"
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        {
             match def.kind {
                 "ClusterQueue" | "Cohort" => cq_down(spec),
                 "Workload" => wl_down(spec),
@@ -67,7 +73,10 @@ fn rename(spec: &mut Map<String, Value>, from: &str, to: &str) {
 
 fn cq_up(spec: &mut Map<String, Value>) {
     rename(spec, "cohort", "cohortName");
-    if let Some(ff) = spec.get_mut("flavorFungibility").and_then(Value::as_object_mut) {
+    if let Some(ff) = spec
+        .get_mut("flavorFungibility")
+        .and_then(Value::as_object_mut)
+    {
         for (field, old) in [("whenCanBorrow", "Borrow"), ("whenCanPreempt", "Preempt")] {
             if ff.get(field).and_then(Value::as_str) == Some(old) {
                 ff.insert(field.into(), json!("MayStopSearch"));
@@ -87,7 +96,10 @@ fn cq_up(spec: &mut Map<String, Value>) {
 
 fn cq_down(spec: &mut Map<String, Value>) {
     rename(spec, "cohortName", "cohort");
-    if let Some(ff) = spec.get_mut("flavorFungibility").and_then(Value::as_object_mut) {
+    if let Some(ff) = spec
+        .get_mut("flavorFungibility")
+        .and_then(Value::as_object_mut)
+    {
         for (field, old) in [("whenCanBorrow", "Borrow"), ("whenCanPreempt", "Preempt")] {
             if ff.get(field).and_then(Value::as_str) == Some("MayStopSearch") {
                 ff.insert(field.into(), json!(old));
@@ -140,7 +152,10 @@ mod tests {
         assert_eq!(stored["apiVersion"], json!("kueue.x-k8s.io/v1beta2"));
         assert_eq!(stored["spec"]["cohortName"], json!("c"));
         assert!(stored["spec"].get("cohort").is_none());
-        assert_eq!(stored["spec"]["flavorFungibility"]["whenCanBorrow"], json!("MayStopSearch"));
+        assert_eq!(
+            stored["spec"]["flavorFungibility"]["whenCanBorrow"],
+            json!("MayStopSearch")
+        );
         assert_eq!(from_storage(def, "v1beta1", stored.clone()), v1);
         let v2 = from_storage(def, "v1beta2", stored.clone());
         assert_eq!(to_storage(def, "v1beta2", v2.clone()), stored);
@@ -156,7 +171,10 @@ mod tests {
             let v1 = json!({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"Workload","metadata":{"name":"w"},
                 "spec":{"priorityClassName":"high","priorityClassSource":source,"priority":100}});
             let stored = to_storage(def, "v1beta1", v1.clone());
-            assert_eq!(stored["spec"]["priorityClassRef"], json!({"group":group,"kind":kind,"name":"high"}));
+            assert_eq!(
+                stored["spec"]["priorityClassRef"],
+                json!({"group":group,"kind":kind,"name":"high"})
+            );
             assert!(stored["spec"].get("priorityClassName").is_none());
             assert_eq!(from_storage(def, "v1beta1", stored), v1);
         }

@@ -14,10 +14,13 @@ pub mod patch;
 pub mod resources;
 pub mod store;
 
-pub use api::{FaultConfig, FaultRule, Faults, RequestStats, ServerHandle, ServerOptions, serve, write_kubeconfig};
+pub use api::{
+    FaultConfig, FaultRule, Faults, RequestStats, ServerHandle, ServerOptions, serve,
+    write_kubeconfig,
+};
 pub use patch::PatchKind;
 pub use resources::ResourceKey;
 pub use store::{
-    DeleteOptions, EventType, ListSnapshot, Object, ObjectStore, StoreError, StoreEvent, StoreOptions,
-    Subscription, UpdateScope, WriteOptions,
+    DeleteOptions, EventType, ListSnapshot, Object, ObjectStore, StoreError, StoreEvent,
+    StoreOptions, Subscription, UpdateScope, WriteOptions,
 };

@@ -54,8 +54,8 @@ pub fn apply(kind: PatchKind, target: &mut Value, patch: &Value) -> Result<(), S
             Ok(())
         }
         PatchKind::Json => {
-            let p: json_patch::Patch =
-                serde_json::from_value(patch.clone()).map_err(|e| format!("invalid JSON patch: {e}"))?;
+            let p: json_patch::Patch = serde_json::from_value(patch.clone())
+                .map_err(|e| format!("invalid JSON patch: {e}"))?;
             json_patch::patch(target, &p).map_err(|e| format!("JSON patch failed: {e}"))
         }
         PatchKind::Strategic | PatchKind::Apply => {
@@ -76,8 +76,13 @@ enum ListMerge {
 
 fn list_strategy(field: &str) -> ListMerge {
     match field {
-        "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env"
-        | "imagePullSecrets" | "podSets" => ListMerge::Key("name"),
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "volumes"
+        | "env"
+        | "imagePullSecrets"
+        | "podSets" => ListMerge::Key("name"),
         "ports" => ListMerge::Key("containerPort"),
         "volumeMounts" => ListMerge::Key("mountPath"),
         "conditions" | "addresses" => ListMerge::Key("type"),
@@ -207,7 +212,12 @@ mod tests {
         assert_eq!(pod["spec"]["containers"][1]["image"], json!("z"));
         assert_eq!(pod["spec"]["containers"].as_array().unwrap().len(), 3);
         assert_eq!(pod["spec"]["tolerations"], json!([{"key":"k2"}]));
-        apply(PatchKind::Strategic, &mut pod, &json!({"spec":{"containers":[{"name":"a","$patch":"delete"}]}})).unwrap();
+        apply(
+            PatchKind::Strategic,
+            &mut pod,
+            &json!({"spec":{"containers":[{"name":"a","$patch":"delete"}]}}),
+        )
+        .unwrap();
         assert_eq!(pod["spec"]["containers"].as_array().unwrap().len(), 2);
     }
 
@@ -216,9 +226,21 @@ mod tests {
         let mut o = json!({"spec":{"a":1,"b":2}});
         apply(PatchKind::Merge, &mut o, &json!({"spec":{"a":null,"c":3}})).unwrap();
         assert_eq!(o, json!({"spec":{"b":2,"c":3}}));
-        apply(PatchKind::Json, &mut o, &json!([{"op":"replace","path":"/spec/b","value":5}])).unwrap();
+        apply(
+            PatchKind::Json,
+            &mut o,
+            &json!([{"op":"replace","path":"/spec/b","value":5}]),
+        )
+        .unwrap();
         assert_eq!(o["spec"]["b"], json!(5));
-        assert!(apply(PatchKind::Json, &mut o, &json!([{"op":"remove","path":"/nope"}])).is_err());
+        assert!(
+            apply(
+                PatchKind::Json,
+                &mut o,
+                &json!([{"op":"remove","path":"/nope"}])
+            )
+            .is_err()
+        );
         assert!(apply(PatchKind::Json, &mut o, &json!({"op":"x"})).is_err());
     }
 }

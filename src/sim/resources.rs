@@ -390,7 +390,10 @@ mod tests {
         let cq = find(KUEUE_GROUP, "clusterqueues").expect("cq");
         assert_eq!(cq.short_names, &["cq"]);
         assert!(cq.serves("v1beta1") && cq.serves("v1beta2"));
-        assert_eq!(ResourceKey::WORKLOADS.qualified(), "workloads.kueue.x-k8s.io");
+        assert_eq!(
+            ResourceKey::WORKLOADS.qualified(),
+            "workloads.kueue.x-k8s.io"
+        );
         assert_eq!(ResourceKey::PODS.qualified(), "pods");
         assert!(groups().iter().any(|(g, _)| *g == "kubeflow.org"));
     }

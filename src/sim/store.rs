@@ -238,7 +238,9 @@ fn spec_part(obj: &Value) -> Vec<(&String, &Value)> {
     obj.as_object()
         .map(|m| {
             m.iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind"))
+                .filter(|(k, _)| {
+                    !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind")
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -363,13 +365,26 @@ impl ObjectStore {
     /// Creates an object. `metadata.name` (or `generateName`) is required; the
     /// namespace is taken from `metadata.namespace`. Assigns uid,
     /// creationTimestamp, generation 1 and a new resourceVersion.
-    pub fn create(&self, res: &ResourceKey, mut obj: Object, opts: WriteOptions) -> Result<Object, StoreError> {
+    pub fn create(
+        &self,
+        res: &ResourceKey,
+        mut obj: Object,
+        opts: WriteOptions,
+    ) -> Result<Object, StoreError> {
         let now = self.now_string();
         let mut st = self.state();
         let m = meta_mut(&mut obj)?;
-        let name = match m.get("name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+        let name = match m
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
             Some(n) => n.to_string(),
-            None => match m.get("generateName").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            None => match m
+                .get("generateName")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
                 Some(prefix) => {
                     st.uid_counter += 1;
                     let suffix = mix(st.uid_seed ^ st.uid_counter) % 36u64.pow(5);
@@ -427,12 +442,22 @@ impl ObjectStore {
     /// Replaces an object's main resource (status changes are ignored when the
     /// resource has a status subresource). A non-empty `metadata.resourceVersion`
     /// is a precondition (409 Conflict when stale).
-    pub fn update(&self, res: &ResourceKey, obj: Object, opts: WriteOptions) -> Result<Object, StoreError> {
+    pub fn update(
+        &self,
+        res: &ResourceKey,
+        obj: Object,
+        opts: WriteOptions,
+    ) -> Result<Object, StoreError> {
         self.replace(res, obj, UpdateScope::Main, opts)
     }
 
     /// Replaces an object's status (everything else is ignored).
-    pub fn update_status(&self, res: &ResourceKey, obj: Object, opts: WriteOptions) -> Result<Object, StoreError> {
+    pub fn update_status(
+        &self,
+        res: &ResourceKey,
+        obj: Object,
+        opts: WriteOptions,
+    ) -> Result<Object, StoreError> {
         self.replace(res, obj, UpdateScope::Status, opts)
     }
 
@@ -446,7 +471,9 @@ impl ObjectStore {
     ) -> Result<Object, StoreError> {
         let name = object_name(&obj)
             .filter(|s| !s.is_empty())
-            .ok_or_else(|| StoreError::Invalid("metadata.name: Required value: name is required".into()))?
+            .ok_or_else(|| {
+                StoreError::Invalid("metadata.name: Required value: name is required".into())
+            })?
             .to_string();
         let ns = object_namespace(&obj).map(str::to_string);
         let precondition = meta_str(&obj, "resourceVersion")
@@ -466,14 +493,46 @@ impl ObjectStore {
         })
     }
 
-    /// Applies a patch (see [`PatchKind`]) to one object with the given scope.
-    /// A `metadata.resourceVersion` inside a merge/strategic patch is a
+    /// Patches one object's main resource (see [`PatchKind`]; status changes are
+    /// ignored when the resource has a status subresource). A
+    /// `metadata.resourceVersion` inside a merge/strategic patch is a
     /// precondition, as on a real server.
     pub fn patch(
         &self,
         res: &ResourceKey,
         namespace: Option<&str>,
         name: &str,
+        kind: PatchKind,
+        body: &Value,
+        opts: WriteOptions,
+    ) -> Result<Object, StoreError> {
+        self.patch_scoped(res, (namespace, name), kind, body, UpdateScope::Main, opts)
+    }
+
+    /// Patches one object's status (everything else in the patch is ignored).
+    pub fn patch_status(
+        &self,
+        res: &ResourceKey,
+        namespace: Option<&str>,
+        name: &str,
+        kind: PatchKind,
+        body: &Value,
+        opts: WriteOptions,
+    ) -> Result<Object, StoreError> {
+        self.patch_scoped(
+            res,
+            (namespace, name),
+            kind,
+            body,
+            UpdateScope::Status,
+            opts,
+        )
+    }
+
+    fn patch_scoped(
+        &self,
+        res: &ResourceKey,
+        (namespace, name): (Option<&str>, &str),
         kind: PatchKind,
         body: &Value,
         scope: UpdateScope,
@@ -533,7 +592,9 @@ impl ObjectStore {
             other => other,
         })?;
         if !new.is_object() {
-            return Err(StoreError::BadRequest("object must be a JSON object".into()));
+            return Err(StoreError::BadRequest(
+                "object must be a JSON object".into(),
+            ));
         }
         if object_name(&new).is_some_and(|n| n != name) {
             return Err(StoreError::BadRequest(format!(
@@ -559,7 +620,14 @@ impl ObjectStore {
         {
             let old_meta = meta(&old).cloned().unwrap_or_default();
             let m = meta_mut(&mut merged)?;
-            for f in ["uid", "creationTimestamp", "name", "namespace", "generation", "resourceVersion"] {
+            for f in [
+                "uid",
+                "creationTimestamp",
+                "name",
+                "namespace",
+                "generation",
+                "resourceVersion",
+            ] {
                 match old_meta.get(f) {
                     Some(v) => {
                         m.insert(f.into(), v.clone());
@@ -587,7 +655,14 @@ impl ObjectStore {
             .entry(res.clone())
             .or_default()
             .insert(key, merged.clone());
-        self.commit(&mut st, rv, EventType::Modified, res, merged.clone(), Some(old));
+        self.commit(
+            &mut st,
+            rv,
+            EventType::Modified,
+            res,
+            merged.clone(),
+            Some(old),
+        );
         Ok((*merged).clone())
     }
 
@@ -647,7 +722,13 @@ impl ObjectStore {
         Ok(last)
     }
 
-    fn remove_locked(&self, st: &mut State, res: &ResourceKey, key: ObjKey, old: Arc<Object>) -> Object {
+    fn remove_locked(
+        &self,
+        st: &mut State,
+        res: &ResourceKey,
+        key: ObjKey,
+        old: Arc<Object>,
+    ) -> Object {
         if let Some(m) = st.objects.get_mut(res) {
             m.remove(&key);
         }
@@ -699,7 +780,11 @@ impl ObjectStore {
     /// With `from = Some(R)` the subscription first yields every retained event
     /// after `R` (or fails with `Expired` when `R` predates the history); with
     /// `None` it starts at the current resourceVersion.
-    pub fn subscribe(&self, resource: Option<ResourceKey>, from: Option<u64>) -> Result<Subscription, StoreError> {
+    pub fn subscribe(
+        &self,
+        resource: Option<ResourceKey>,
+        from: Option<u64>,
+    ) -> Result<Subscription, StoreError> {
         let st = self.state();
         let cursor = match from {
             None => st.rv,
@@ -723,7 +808,11 @@ impl ObjectStore {
 
     /// A list snapshot plus a subscription starting exactly after it, taken
     /// atomically (the usual list-then-watch for controllers).
-    pub fn list_and_subscribe(&self, res: &ResourceKey, namespace: Option<&str>) -> (ListSnapshot, Subscription) {
+    pub fn list_and_subscribe(
+        &self,
+        res: &ResourceKey,
+        namespace: Option<&str>,
+    ) -> (ListSnapshot, Subscription) {
         let snap;
         let rx;
         {
@@ -858,7 +947,9 @@ mod tests {
     }
 
     fn rv_of(v: &Value) -> u64 {
-        meta_str(v, "resourceVersion").and_then(parse_rv).unwrap_or(0)
+        meta_str(v, "resourceVersion")
+            .and_then(parse_rv)
+            .unwrap_or(0)
     }
 
     #[test]
@@ -877,7 +968,9 @@ mod tests {
         assert!(rv_of(&a3) > rv_of(&b));
         assert_eq!(a3["metadata"]["generation"], json!(2));
         // A stale resourceVersion conflicts.
-        let err = s.update(&r, a.clone(), WriteOptions::default()).unwrap_err();
+        let err = s
+            .update(&r, a.clone(), WriteOptions::default())
+            .unwrap_err();
         assert!(matches!(err, StoreError::Conflict { .. }), "{err:?}");
         let err = s.create(&r, cq("a"), WriteOptions::default()).unwrap_err();
         assert!(matches!(err, StoreError::AlreadyExists { .. }));
@@ -896,7 +989,9 @@ mod tests {
         let mut with_status = a.clone();
         with_status["status"] = json!({"pendingWorkloads": 3});
         with_status["spec"]["cohortName"] = json!("ignored");
-        let st = s.update_status(&r, with_status.clone(), WriteOptions::default()).unwrap();
+        let st = s
+            .update_status(&r, with_status.clone(), WriteOptions::default())
+            .unwrap();
         assert_eq!(st["status"]["pendingWorkloads"], json!(3));
         assert_eq!(st["spec"]["cohortName"], json!("a"));
         let mut main = st.clone();
@@ -914,13 +1009,26 @@ mod tests {
         let a = s.create(&r, cq("a"), WriteOptions::default()).unwrap();
         let from = rv_of(&a);
         s.create(&r, cq("b"), WriteOptions::default()).unwrap();
-        s.create(&ResourceKey::NODES, json!({"metadata":{"name":"n"}}), WriteOptions::default())
-            .unwrap();
+        s.create(
+            &ResourceKey::NODES,
+            json!({"metadata":{"name":"n"}}),
+            WriteOptions::default(),
+        )
+        .unwrap();
         s.delete(&r, None, "a", &DeleteOptions::default()).unwrap();
         let mut sub = s.subscribe(Some(r.clone()), Some(from)).unwrap();
         let evs = sub.try_next().unwrap();
-        let kinds: Vec<_> = evs.iter().map(|e| (e.event_type, object_name(&e.object).unwrap().to_string())).collect();
-        assert_eq!(kinds, vec![(EventType::Added, "b".to_string()), (EventType::Deleted, "a".to_string())]);
+        let kinds: Vec<_> = evs
+            .iter()
+            .map(|e| (e.event_type, object_name(&e.object).unwrap().to_string()))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (EventType::Added, "b".to_string()),
+                (EventType::Deleted, "a".to_string())
+            ]
+        );
         assert_eq!(sub.cursor(), s.resource_version());
         assert!(sub.try_next().unwrap().is_empty());
         assert!(s.get(&r, None, "a").is_none());
@@ -928,18 +1036,25 @@ mod tests {
 
     #[test]
     fn too_old_resource_version() {
-        let s = ObjectStore::with_options(StoreOptions { history_capacity: 3 });
+        let s = ObjectStore::with_options(StoreOptions {
+            history_capacity: 3,
+        });
         let r = ResourceKey::CLUSTER_QUEUES;
         for i in 0..10 {
-            s.create(&r, cq(&format!("q{i}")), WriteOptions::default()).unwrap();
+            s.create(&r, cq(&format!("q{i}")), WriteOptions::default())
+                .unwrap();
         }
-        assert!(matches!(s.subscribe(Some(r.clone()), Some(2)), Err(StoreError::Expired { .. })));
+        assert!(matches!(
+            s.subscribe(Some(r.clone()), Some(2)),
+            Err(StoreError::Expired { .. })
+        ));
         let mut sub = s.subscribe(Some(r.clone()), Some(7)).unwrap();
         assert_eq!(sub.try_next().unwrap().len(), 3);
         // A subscriber that falls behind the ring expires too.
         let mut slow = s.subscribe(Some(r.clone()), None).unwrap();
         for i in 10..20 {
-            s.create(&r, cq(&format!("q{i}")), WriteOptions::default()).unwrap();
+            s.create(&r, cq(&format!("q{i}")), WriteOptions::default())
+                .unwrap();
         }
         assert!(matches!(slow.try_next(), Err(StoreError::Expired { .. })));
     }
@@ -955,11 +1070,30 @@ mod tests {
         s.create(&r, cq("a"), WriteOptions::default()).unwrap();
         let rv = s.resource_version();
         let mut sub = s.subscribe(None, None).unwrap();
-        s.patch(&r, None, "a", PatchKind::Merge, &json!({"spec":{"cohortName":"x"}}), UpdateScope::Main, WriteOptions::dry_run())
-            .unwrap();
-        s.delete(&r, None, "a", &DeleteOptions { dry_run: true, ..Default::default() }).unwrap();
+        s.patch(
+            &r,
+            None,
+            "a",
+            PatchKind::Merge,
+            &json!({"spec":{"cohortName":"x"}}),
+            WriteOptions::dry_run(),
+        )
+        .unwrap();
+        s.delete(
+            &r,
+            None,
+            "a",
+            &DeleteOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(s.resource_version(), rv);
-        assert_eq!(s.get(&r, None, "a").unwrap()["spec"]["cohortName"], json!("a"));
+        assert_eq!(
+            s.get(&r, None, "a").unwrap()["spec"]["cohortName"],
+            json!("a")
+        );
         assert!(sub.try_next().unwrap().is_empty());
     }
 

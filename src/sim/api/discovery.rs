@@ -103,5 +103,7 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
         format!("{group}/{version}")
     };
     let list: Vec<Value> = defs.into_iter().flat_map(resource_entries).collect();
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}))
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}),
+    )
 }

@@ -197,14 +197,29 @@ pub fn fault_error(code: u16, verb: &str, def: &ResourceDef) -> ApiError {
                 def.plural, def.plural, def.group
             ),
         ),
-        404 => ("NotFound", "the server could not find the requested resource".to_string()),
+        404 => (
+            "NotFound",
+            "the server could not find the requested resource".to_string(),
+        ),
         409 => ("Conflict", "injected conflict".to_string()),
         410 => ("Expired", "too old resource version: 1 (2)".to_string()),
         422 => ("Invalid", "injected validation failure".to_string()),
-        429 => ("TooManyRequests", "injected: too many requests, please try again later".to_string()),
-        503 => ("ServiceUnavailable", "injected: the server is currently unable to handle the request".to_string()),
-        504 => ("Timeout", "injected: the server was unable to return a response in the time allotted".to_string()),
-        _ => ("InternalError", format!("Internal error occurred: injected fault ({code})")),
+        429 => (
+            "TooManyRequests",
+            "injected: too many requests, please try again later".to_string(),
+        ),
+        503 => (
+            "ServiceUnavailable",
+            "injected: the server is currently unable to handle the request".to_string(),
+        ),
+        504 => (
+            "Timeout",
+            "injected: the server was unable to return a response in the time allotted".to_string(),
+        ),
+        _ => (
+            "InternalError",
+            format!("Internal error occurred: injected fault ({code})"),
+        ),
     };
     ApiError::new(code, reason, message).with_details("", def.group, def.plural)
 }

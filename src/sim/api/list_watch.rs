@@ -37,7 +37,10 @@ pub(crate) fn get(shared: &Shared, req: &ResourceRequest) -> ApiResult {
                 req.def.plural,
             )
         })?;
-    Ok((StatusCode::OK, convert::from_storage(req.def, &req.version, obj)))
+    Ok((
+        StatusCode::OK,
+        convert::from_storage(req.def, &req.version, obj),
+    ))
 }
 
 /// Selectors and namespace of a list or watch.
@@ -71,7 +74,10 @@ impl Filter {
 
 fn continue_token(obj: &Value) -> String {
     let ns = object_namespace(obj).unwrap_or("");
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     hex::encode(format!("{ns}\0{name}"))
 }
 
@@ -96,8 +102,10 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
     };
     let after = match params.get("continue").filter(|s| !s.is_empty()) {
         Some(tok) => {
-            let raw = hex::decode(tok).map_err(|_| ApiError::bad_request("invalid continue token"))?;
-            let s = String::from_utf8(raw).map_err(|_| ApiError::bad_request("invalid continue token"))?;
+            let raw =
+                hex::decode(tok).map_err(|_| ApiError::bad_request("invalid continue token"))?;
+            let s = String::from_utf8(raw)
+                .map_err(|_| ApiError::bad_request("invalid continue token"))?;
             let (ns, name) = s
                 .split_once('\0')
                 .ok_or_else(|| ApiError::bad_request("invalid continue token"))?;
@@ -146,7 +154,8 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
 }
 
 fn line(event_type: &str, object: &Value) -> Bytes {
-    let mut v = serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
+    let mut v =
+        serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
     v.push(b'\n');
     Bytes::from(v)
 }
@@ -170,12 +179,18 @@ pub(crate) fn watch(
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    let rv_param = params.get("resourceVersion").filter(|s| !s.is_empty()).cloned();
+    let rv_param = params
+        .get("resourceVersion")
+        .filter(|s| !s.is_empty())
+        .cloned();
     let start_rv = match rv_param.as_deref() {
         None | Some("0") => None,
         Some(s) => match parse_rv(s) {
             Some(r) => Some(r),
-            None => return ApiError::bad_request(format!("invalid resource version {s:?}")).into_response(),
+            None => {
+                return ApiError::bad_request(format!("invalid resource version {s:?}"))
+                    .into_response();
+            }
         },
     };
     let send_initial = match params.get("sendInitialEvents").map(String::as_str) {
@@ -199,8 +214,10 @@ pub(crate) fn watch(
         rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
     }));
     let mut resp = (StatusCode::OK, body).into_response();
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
 
     if let Some(err) = in_stream_error {
         let _ = tx.try_send(line("ERROR", &err.status_body()));

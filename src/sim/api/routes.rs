@@ -109,8 +109,10 @@ pub(crate) async fn dispatch(
         .map(|q| q.0)
         .unwrap_or_default();
     match parse_route(uri.path()) {
-        Route::Version => get_only(&method, || discovery::version()),
-        Route::CoreVersions => get_only(&method, || discovery::core_versions(&shared.addr.to_string())),
+        Route::Version => get_only(&method, discovery::version),
+        Route::CoreVersions => get_only(&method, || {
+            discovery::core_versions(&shared.addr.to_string())
+        }),
         Route::Groups => get_only(&method, discovery::group_list),
         Route::Group(g) => match discovery::group(&g) {
             Some(doc) => get_only(&method, || doc),
@@ -137,11 +139,17 @@ fn get_only(method: &Method, doc: impl FnOnce() -> Value) -> Response {
 
 fn faults_endpoint(shared: &Shared, method: &Method, body: &[u8]) -> Response {
     match *method {
-        Method::GET => json_response(StatusCode::OK, &serde_json::to_value(shared.faults.get()).unwrap_or_default()),
+        Method::GET => json_response(
+            StatusCode::OK,
+            &serde_json::to_value(shared.faults.get()).unwrap_or_default(),
+        ),
         Method::PUT | Method::POST => match serde_json::from_slice::<FaultConfig>(body) {
             Ok(cfg) => {
                 shared.faults.set(cfg);
-                json_response(StatusCode::OK, &serde_json::to_value(shared.faults.get()).unwrap_or_default())
+                json_response(
+                    StatusCode::OK,
+                    &serde_json::to_value(shared.faults.get()).unwrap_or_default(),
+                )
             }
             Err(e) => ApiError::bad_request(format!("invalid fault config: {e}")).into_response(),
         },
@@ -155,9 +163,7 @@ fn faults_endpoint(shared: &Shared, method: &Method, body: &[u8]) -> Response {
 
 /// The verb of a resource request, as used by RBAC and the request counters.
 fn verb_of(method: &Method, req: &ResourceRequest, params: &Params) -> Option<&'static str> {
-    let watch = params
-        .get("watch")
-        .is_some_and(|w| w == "true" || w == "1");
+    let watch = params.get("watch").is_some_and(|w| w == "true" || w == "1");
     Some(match (method.as_str(), req.name.is_some()) {
         ("GET", true) => "get",
         ("GET", false) if watch => "watch",
@@ -200,7 +206,10 @@ async fn resource(
     if let Some(v) = params.get("dryRun")
         && v != "All"
     {
-        return ApiError::bad_request(format!("unsupported dryRun value {v:?}: only \"All\" is supported")).into_response();
+        return ApiError::bad_request(format!(
+            "unsupported dryRun value {v:?}: only \"All\" is supported"
+        ))
+        .into_response();
     }
     let content_type = headers
         .get(header::CONTENT_TYPE)
@@ -238,7 +247,9 @@ fn openapi(_path: &str, headers: &HeaderMap) -> Response {
         let mut resp = (StatusCode::OK, Vec::<u8>::new()).into_response();
         resp.headers_mut().insert(
             header::CONTENT_TYPE,
-            axum::http::HeaderValue::from_static("application/com.github.proto-openapi.spec.v2.v1.0+protobuf"),
+            axum::http::HeaderValue::from_static(
+                "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+            ),
         );
         return resp;
     }

@@ -62,8 +62,7 @@ fn parse_set(s: &str) -> Result<Vec<String>, String> {
 
 fn valid_key(k: &str) -> bool {
     !k.is_empty()
-        && k
-            .chars()
+        && k.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
 }
 
@@ -100,7 +99,9 @@ impl LabelSelector {
                 | LabelReq::NotExists(k) => k,
             };
             if !valid_key(key) {
-                return Err(format!("unable to parse requirement: invalid label key {key:?}"));
+                return Err(format!(
+                    "unable to parse requirement: invalid label key {key:?}"
+                ));
             }
             reqs.push(req);
         }

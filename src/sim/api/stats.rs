@@ -19,7 +19,8 @@ impl RequestStats {
     /// Records one request.
     pub fn record(&self, verb: &str, resource: &str) {
         let mut m = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        *m.entry((verb.to_string(), resource.to_string())).or_default() += 1;
+        *m.entry((verb.to_string(), resource.to_string()))
+            .or_default() += 1;
     }
 
     /// All counters.

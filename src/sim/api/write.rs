@@ -42,8 +42,7 @@ fn parse_body(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
 fn is_dns_subdomain(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
         && s.starts_with(|c: char| c.is_ascii_alphanumeric())
         && s.ends_with(|c: char| c.is_ascii_alphanumeric())
@@ -70,22 +69,39 @@ fn validate(req: &ResourceRequest, obj: &Value) -> Result<(), ApiError> {
     if let Some(av) = map.get("apiVersion")
         && av.as_str() != Some(want_av.as_str())
     {
-        return Err(invalid(def, name, "apiVersion", &format!("Invalid value: {av}: must be {want_av}")));
+        return Err(invalid(
+            def,
+            name,
+            "apiVersion",
+            &format!("Invalid value: {av}: must be {want_av}"),
+        ));
     }
     if let Some(k) = map.get("kind")
         && k.as_str() != Some(def.kind)
     {
-        return Err(invalid(def, name, "kind", &format!("Invalid value: {k}: must be {}", def.kind)));
+        return Err(invalid(
+            def,
+            name,
+            "kind",
+            &format!("Invalid value: {k}: must be {}", def.kind),
+        ));
     }
     if !map.get("metadata").is_none_or(Value::is_object) {
-        return Err(invalid(def, name, "metadata", "Invalid value: must be an object"));
+        return Err(invalid(
+            def,
+            name,
+            "metadata",
+            "Invalid value: must be an object",
+        ));
     }
     if !name.is_empty() && !is_dns_subdomain(name) {
         return Err(invalid(
             def,
             name,
             "metadata.name",
-            &format!("Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'"),
+            &format!(
+                "Invalid value: {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'"
+            ),
         ));
     }
     if let Some(labels) = obj.pointer("/metadata/labels")
@@ -93,16 +109,34 @@ fn validate(req: &ResourceRequest, obj: &Value) -> Result<(), ApiError> {
             .as_object()
             .is_some_and(|l| l.values().all(Value::is_string))
     {
-        return Err(invalid(def, name, "metadata.labels", "Invalid value: must be a map of strings"));
+        return Err(invalid(
+            def,
+            name,
+            "metadata.labels",
+            "Invalid value: must be a map of strings",
+        ));
     }
     if def.kind == "Workload"
         && let Some(spec) = map.get("spec")
     {
         if !spec.get("podSets").is_none_or(Value::is_array) {
-            return Err(invalid(def, name, "spec.podSets", "Invalid value: must be an array"));
+            return Err(invalid(
+                def,
+                name,
+                "spec.podSets",
+                "Invalid value: must be an array",
+            ));
         }
-        if !spec.get("priority").is_none_or(|p| p.is_i64() || p.is_null()) {
-            return Err(invalid(def, name, "spec.priority", "Invalid value: must be an integer"));
+        if !spec
+            .get("priority")
+            .is_none_or(|p| p.is_i64() || p.is_null())
+        {
+            return Err(invalid(
+                def,
+                name,
+                "spec.priority",
+                "Invalid value: must be an integer",
+            ));
         }
     }
     Ok(())
@@ -125,7 +159,11 @@ fn fix_namespace(req: &ResourceRequest, obj: &mut Value) -> Result<(), ApiError>
     let Some(url_ns) = req.namespace.as_deref() else {
         return Err(ApiError::method_not_allowed("POST"));
     };
-    match meta.get("namespace").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+    match meta
+        .get("namespace")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+    {
         Some(ns) if ns != url_ns => Err(ApiError::bad_request(format!(
             "the namespace of the provided object ({ns}) does not match the namespace sent on the request ({url_ns})"
         ))),
@@ -141,7 +179,13 @@ fn respond(req: &ResourceRequest, code: StatusCode, obj: Value) -> ApiResult {
 }
 
 /// `POST` on a collection.
-pub(crate) fn create(shared: &Shared, req: &ResourceRequest, params: &Params, ct: &str, body: &[u8]) -> ApiResult {
+pub(crate) fn create(
+    shared: &Shared,
+    req: &ResourceRequest,
+    params: &Params,
+    ct: &str,
+    body: &[u8],
+) -> ApiResult {
     let mut obj = parse_body(ct, body)?;
     validate(req, &obj)?;
     fix_namespace(req, &mut obj)?;
@@ -154,7 +198,12 @@ pub(crate) fn create(shared: &Shared, req: &ResourceRequest, params: &Params, ct
             .and_then(Value::as_str)
             .is_some_and(|s| !s.is_empty());
     if !has_name {
-        return Err(invalid(req.def, "", "metadata.name", "Required value: name or generateName is required"));
+        return Err(invalid(
+            req.def,
+            "",
+            "metadata.name",
+            "Required value: name or generateName is required",
+        ));
     }
     let obj = convert::to_storage(req.def, &req.version, obj);
     let out = shared
@@ -173,7 +222,13 @@ fn scope(req: &ResourceRequest) -> UpdateScope {
 }
 
 /// `PUT` on an object or its status.
-pub(crate) fn update(shared: &Shared, req: &ResourceRequest, params: &Params, ct: &str, body: &[u8]) -> ApiResult {
+pub(crate) fn update(
+    shared: &Shared,
+    req: &ResourceRequest,
+    params: &Params,
+    ct: &str,
+    body: &[u8],
+) -> ApiResult {
     let mut obj = parse_body(ct, body)?;
     validate(req, &obj)?;
     fix_namespace(req, &mut obj)?;
@@ -199,12 +254,23 @@ pub(crate) fn update(shared: &Shared, req: &ResourceRequest, params: &Params, ct
 }
 
 /// `PATCH` on an object or its status (merge, JSON, strategic, apply).
-pub(crate) fn patch(shared: &Shared, req: &ResourceRequest, params: &Params, ct: &str, body: &[u8]) -> ApiResult {
-    let kind = PatchKind::from_content_type(ct).ok_or_else(|| ApiError::unsupported_media_type(ct))?;
+pub(crate) fn patch(
+    shared: &Shared,
+    req: &ResourceRequest,
+    params: &Params,
+    ct: &str,
+    body: &[u8],
+) -> ApiResult {
+    let kind =
+        PatchKind::from_content_type(ct).ok_or_else(|| ApiError::unsupported_media_type(ct))?;
     if kind == PatchKind::Strategic && !req.def.supports_strategic_merge() {
         return Err(ApiError::unsupported_media_type(ct));
     }
-    let body_ct = if kind == PatchKind::Apply { "application/yaml" } else { "application/json" };
+    let body_ct = if kind == PatchKind::Apply {
+        "application/yaml"
+    } else {
+        "application/json"
+    };
     let patch_body = parse_body(body_ct, body)?;
     let opts = write_opts(params);
     let key = req.def.key();
@@ -212,7 +278,9 @@ pub(crate) fn patch(shared: &Shared, req: &ResourceRequest, params: &Params, ct:
     let ns = req.namespace.as_deref();
     if kind == PatchKind::Apply {
         if params.get("fieldManager").is_none_or(|f| f.is_empty()) {
-            return Err(ApiError::bad_request("PATCH with application/apply-patch+yaml requires the fieldManager parameter"));
+            return Err(ApiError::bad_request(
+                "PATCH with application/apply-patch+yaml requires the fieldManager parameter",
+            ));
         }
         validate(req, &patch_body)?;
         if shared.store.get(&key, ns, name).is_none() {
@@ -223,7 +291,10 @@ pub(crate) fn patch(shared: &Shared, req: &ResourceRequest, params: &Params, ct:
                 m.insert("name".into(), json!(name));
             }
             let obj = convert::to_storage(req.def, &req.version, obj);
-            let out = shared.store.create(&key, obj, opts).map_err(store_err(req))?;
+            let out = shared
+                .store
+                .create(&key, obj, opts)
+                .map_err(store_err(req))?;
             return respond(req, StatusCode::CREATED, out);
         }
     }
@@ -241,7 +312,10 @@ pub(crate) fn patch(shared: &Shared, req: &ResourceRequest, params: &Params, ct:
         .store
         .modify(&key, ns, name, scope(req), opts, |live| {
             if let Some(rv) = &precondition
-                && live.pointer("/metadata/resourceVersion").and_then(Value::as_str) != Some(rv.as_str())
+                && live
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    != Some(rv.as_str())
             {
                 return Err(StoreError::Conflict {
                     resource: String::new(),
@@ -277,11 +351,13 @@ fn delete_options(params: &Params, body: &[u8]) -> Result<DeleteOptions, ApiErro
         let v: Value = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
         if let Some(p) = v.get("preconditions") {
-            opts.resource_version = p.get("resourceVersion").and_then(Value::as_str).map(str::to_string);
+            opts.resource_version = p
+                .get("resourceVersion")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             opts.uid = p.get("uid").and_then(Value::as_str).map(str::to_string);
         }
-        if v
-            .get("dryRun")
+        if v.get("dryRun")
             .and_then(Value::as_array)
             .is_some_and(|d| d.iter().any(|x| x == "All"))
         {
@@ -292,7 +368,12 @@ fn delete_options(params: &Params, body: &[u8]) -> Result<DeleteOptions, ApiErro
 }
 
 /// `DELETE` on an object: answers with the deleted object.
-pub(crate) fn delete(shared: &Shared, req: &ResourceRequest, params: &Params, body: &[u8]) -> ApiResult {
+pub(crate) fn delete(
+    shared: &Shared,
+    req: &ResourceRequest,
+    params: &Params,
+    body: &[u8],
+) -> ApiResult {
     let opts = delete_options(params, body)?;
     let out = shared
         .store
@@ -307,7 +388,11 @@ pub(crate) fn delete(shared: &Shared, req: &ResourceRequest, params: &Params, bo
 }
 
 /// `DELETE` on a collection (with selectors): answers with the deleted objects.
-pub(crate) fn delete_collection(shared: &Shared, req: &ResourceRequest, params: &Params) -> ApiResult {
+pub(crate) fn delete_collection(
+    shared: &Shared,
+    req: &ResourceRequest,
+    params: &Params,
+) -> ApiResult {
     let labels = LabelSelector::parse(params.get("labelSelector").map_or("", String::as_str))
         .map_err(ApiError::bad_request)?;
     let fields = FieldSelector::parse(params.get("fieldSelector").map_or("", String::as_str))
@@ -316,7 +401,11 @@ pub(crate) fn delete_collection(shared: &Shared, req: &ResourceRequest, params: 
     let key = req.def.key();
     let snap = shared.store.list(&key, req.namespace.as_deref());
     let mut deleted = Vec::new();
-    for obj in snap.items.iter().filter(|o| labels.matches(o) && fields.matches(o)) {
+    for obj in snap
+        .items
+        .iter()
+        .filter(|o| labels.matches(o) && fields.matches(o))
+    {
         let name = object_name(obj).unwrap_or_default();
         let ns = crate::sim::store::object_namespace(obj);
         // Objects may vanish concurrently; that is not an error here.
