@@ -80,7 +80,14 @@ pub(crate) struct Shared {
 pub struct ServerHandle {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    join: JoinHandle<std::io::Result<()>>,
+    join: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Drop for ServerHandle {
+    /// Dropping the handle stops the server (without waiting for it).
+    fn drop(&mut self) {
+        self.shared.shutdown.cancel();
+    }
 }
 
 impl ServerHandle {
@@ -120,11 +127,11 @@ impl ServerHandle {
     }
 
     /// Stops accepting requests, ends watches and waits for the server task.
-    pub async fn shutdown(self) -> std::io::Result<()> {
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
         self.shared.shutdown.cancel();
-        match self.join.await {
-            Ok(r) => r,
-            Err(e) => Err(std::io::Error::other(e)),
+        match self.join.take() {
+            Some(join) => join.await.unwrap_or_else(|e| Err(std::io::Error::other(e))),
+            None => Ok(()),
         }
     }
 }
@@ -154,5 +161,9 @@ pub async fn serve(store: ObjectStore, options: ServerOptions) -> std::io::Resul
             .with_graceful_shutdown(token.cancelled_owned())
             .await
     });
-    Ok(ServerHandle { addr, shared, join })
+    Ok(ServerHandle {
+        addr,
+        shared,
+        join: Some(join),
+    })
 }
