@@ -204,6 +204,29 @@ async fn crud_errors_and_conflicts() {
     let stats = server.stats();
     assert_eq!(stats.count("create", "nodes"), 4);
     assert_eq!(stats.count("delete", "nodes"), 2);
+    // deletecollection with a label selector.
+    for (n, l) in [("d1", "x"), ("d2", "x"), ("d3", "y")] {
+        nodes
+            .create(&PostParams::default(), &node(n, json!({"grp": l})))
+            .await
+            .expect("create");
+    }
+    nodes
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("grp=x"),
+        )
+        .await
+        .expect("deletecollection");
+    let left: Vec<_> = nodes
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .collect();
+    assert_eq!(left, ["d3"]);
     server.shutdown().await.expect("shutdown");
 }
 

@@ -20,6 +20,9 @@ use crate::sim::store::{EventType, StoreError, StoreEvent, object_namespace, par
 
 type ApiResult = Result<(StatusCode, Value), ApiError>;
 
+/// Upper bound for any watch duration.
+const MAX_WATCH: Duration = Duration::from_secs(24 * 3600);
+
 /// `GET …/{name}` and `GET …/{name}/status`.
 pub(crate) fn get(shared: &Shared, req: &ResourceRequest) -> ApiResult {
     let key = req.def.key();
@@ -204,7 +207,9 @@ pub(crate) fn watch(
         .get("timeoutSeconds")
         .and_then(|t| t.parse::<u64>().ok())
         .map(Duration::from_secs)
-        .unwrap_or(shared.opts.default_watch_timeout);
+        .unwrap_or(shared.opts.default_watch_timeout)
+        // Keeps `Instant + timeout` from overflowing on absurd values.
+        .min(MAX_WATCH);
     let timeout = match shared.faults.watch_close_after() {
         Some(s) => timeout.min(Duration::from_secs(s)),
         None => timeout,
@@ -318,7 +323,12 @@ impl WatchTask {
         if initial_end_bookmark && self.bookmarks && !self.bookmark(initial_rv, true).await {
             return;
         }
-        let interval = self.shared.opts.bookmark_interval;
+        // `interval` panics on zero.
+        let interval = self
+            .shared
+            .opts
+            .bookmark_interval
+            .max(Duration::from_millis(1));
         let mut tick = tokio::time::interval_at(Instant::now() + interval, interval);
         loop {
             tokio::select! {

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
+use super::convert;
 use super::patch::{self, PatchKind};
 
 mod subscription;
@@ -405,11 +406,20 @@ impl ObjectStore {
                 }
             },
         };
+        let def = find_key(res);
+        if def.is_some_and(|d| !d.namespaced) {
+            m.remove("namespace");
+        }
         let ns = m
             .get("namespace")
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
+        if ns.is_empty() && def.is_some_and(|d| d.namespaced) {
+            return Err(StoreError::Invalid(
+                "metadata.namespace: Required value: the resource is namespaced".into(),
+            ));
+        }
         let key = (ns, name.clone());
         if st.objects.get(res).is_some_and(|o| o.contains_key(&key)) {
             return Err(StoreError::AlreadyExists {
@@ -430,12 +440,15 @@ impl ObjectStore {
         m.insert("creationTimestamp".into(), Value::String(now));
         m.insert("generation".into(), json!(1));
         m.remove("deletionTimestamp");
+        if let Some(d) = def {
+            convert::set_type_meta(d, d.storage_version, &mut obj);
+        }
         if opts.dry_run {
-            m.remove("resourceVersion");
+            meta_mut(&mut obj)?.remove("resourceVersion");
             return Ok(obj);
         }
         let rv = st.rv + 1;
-        m.insert("resourceVersion".into(), Value::String(rv.to_string()));
+        meta_mut(&mut obj)?.insert("resourceVersion".into(), Value::String(rv.to_string()));
         let obj = Arc::new(obj);
         st.objects
             .entry(res.clone())
@@ -622,6 +635,9 @@ impl ObjectStore {
                 m
             }
         };
+        if let Some(d) = find_key(res) {
+            convert::set_type_meta(d, d.storage_version, &mut merged);
+        }
         // Server-owned metadata always comes from the live object.
         {
             let old_meta = meta(&old).cloned().unwrap_or_default();

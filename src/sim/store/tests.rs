@@ -168,3 +168,85 @@ async fn async_subscription_wakes() {
     let evs = task.await.unwrap().unwrap();
     assert_eq!(evs.len(), 1);
 }
+
+#[test]
+fn namespacing_type_meta_and_generate_name() {
+    let s = ObjectStore::new();
+    let err = s
+        .create(
+            &ResourceKey::PODS,
+            json!({"metadata":{"name":"p"}}),
+            WriteOptions::default(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
+    let n = s
+        .create(
+            &ResourceKey::NODES,
+            json!({"metadata":{"name":"n","namespace":"ignored"}}),
+            WriteOptions::default(),
+        )
+        .unwrap();
+    assert!(n["metadata"].get("namespace").is_none());
+    assert_eq!(n["apiVersion"], json!("v1"));
+    assert_eq!(n["kind"], json!("Node"));
+    let w = s
+        .create(
+            &ResourceKey::WORKLOADS,
+            json!({"metadata":{"generateName":"job-","namespace":"ns"}}),
+            WriteOptions::default(),
+        )
+        .unwrap();
+    let name = object_name(&w).unwrap();
+    assert!(name.starts_with("job-") && name.len() == 9, "{name}");
+    assert_eq!(w["apiVersion"], json!("kueue.x-k8s.io/v1beta2"));
+    assert!(s.get(&ResourceKey::WORKLOADS, Some("ns"), name).is_some());
+}
+
+#[test]
+fn modify_is_atomic_read_modify_write() {
+    let s = ObjectStore::new();
+    let r = ResourceKey::CLUSTER_QUEUES;
+    s.create(&r, cq("a"), WriteOptions::default()).unwrap();
+    let err = s
+        .modify(
+            &r,
+            None,
+            "a",
+            UpdateScope::Main,
+            WriteOptions::default(),
+            |_| Err(StoreError::Invalid("no".into())),
+        )
+        .unwrap_err();
+    assert_eq!(err, StoreError::Invalid("no".into()));
+    let out = s
+        .modify(
+            &r,
+            None,
+            "a",
+            UpdateScope::All,
+            WriteOptions::default(),
+            |o| {
+                o["status"] = json!({"admittedWorkloads": 1});
+                Ok(())
+            },
+        )
+        .unwrap();
+    assert_eq!(out["status"]["admittedWorkloads"], json!(1));
+    assert_eq!(
+        out["metadata"]["generation"],
+        json!(1),
+        "status-only change keeps generation"
+    );
+    let err = s
+        .modify(
+            &r,
+            None,
+            "missing",
+            UpdateScope::Main,
+            WriteOptions::default(),
+            |_| Ok(()),
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }));
+}
