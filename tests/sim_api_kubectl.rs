@@ -318,6 +318,28 @@ async fn kubectl_apply_get_patch_delete() {
     assert_ne!(code, Some(0));
     assert!(err.contains("not supported"), "{err}");
 
+    // Discovery as kubectl shows it.
+    let out = k.ok(&["api-resources", "--api-group=kueue.x-k8s.io"]).await;
+    let cq_line = out
+        .lines()
+        .find(|l| l.starts_with("clusterqueues"))
+        .unwrap_or_default();
+    assert!(
+        cq_line.contains("cq") && cq_line.contains("false") && cq_line.contains("ClusterQueue"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("localqueues") && l.contains("queue,queues,lq")),
+        "{out}"
+    );
+    let out = k.ok(&["label", "node", "gpu-node-1", "pool=train"]).await;
+    assert!(out.contains("labeled"), "{out}");
+    let out = k
+        .ok(&["get", "nodes", "-l", "pool=train", "-o", "name"])
+        .await;
+    assert_eq!(out.trim(), "node/gpu-node-1");
+
     // Describe.
     let out = k.ok(&["describe", "cq", "cq-a"]).await;
     assert!(out.contains("cq-a") && out.contains("StrictFIFO"), "{out}");

@@ -7,12 +7,33 @@
 //! subresource, `dryRun=All`, `Status` error bodies, request counters and fault
 //! injection (`/_sim/faults`, see [`faults`]).
 //!
-//! `/openapi/v2` and `/openapi/v3` answer 404: kubectl 1.32 then skips
-//! client-side schema validation and `kubectl apply` works without
-//! `--validate=false` (verified in `tests/sim_api_kubectl.rs`).
-//! Responses are always `application/json`, whatever the `Accept` header asks
-//! for (protobuf and `as=Table` fall back to JSON; kubectl then prints
-//! `NAME AGE` columns).
+//! `/openapi/v2` serves an empty document (an empty protobuf message when
+//! protobuf is asked for) and `/openapi/v3` answers 404: kubectl 1.32 insists on
+//! downloading v2 for client-side validation, finds no schema for any kind and
+//! skips validation, so plain `kubectl apply -f` works (verified in
+//! `tests/sim_api_kubectl.rs`). Responses are always `application/json`,
+//! whatever the `Accept` header asks for (protobuf and `as=Table` fall back to
+//! JSON; kubectl then prints `NAME AGE` columns).
+//!
+//! # Simplifications
+//!
+//! * Deletion is immediate (no finalizers, no graceful deletion); deleting a
+//!   namespace deletes its contents at once.
+//! * managedFields are not tracked: server-side apply strategically merges the
+//!   applied object over the live one, never reports conflicts, and does not
+//!   remove fields an applier stopped sending. `force` is accepted and ignored.
+//! * Strategic merge patch uses a fixed table of merge keys by field name (see
+//!   [`crate::sim::patch`]); it is refused (415) for CRD kinds, as upstream.
+//! * Field selectors work on any dotted path; list `resourceVersion` /
+//!   `resourceVersionMatch` are ignored (lists are always current) and
+//!   continue tokens are positional, not snapshot-consistent.
+//! * PUT without `metadata.resourceVersion` is an unconditional update; status
+//!   sent on create is kept (handy for seeding Nodes); validation is limited to
+//!   type meta, names, labels and a few Workload field types (no CRD schema,
+//!   no defaulting).
+//! * A watch from a resourceVersion newer than the store's starts there instead
+//!   of waiting. Bookmarks come every [`ServerOptions::bookmark_interval`].
+//! * No authentication or RBAC; 403s come only from fault rules.
 
 pub mod discovery;
 pub mod errors;
