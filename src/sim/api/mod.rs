@@ -51,6 +51,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -175,6 +176,8 @@ pub async fn serve(store: ObjectStore, options: ServerOptions) -> std::io::Resul
     });
     let app = Router::new()
         .fallback(routes::dispatch)
+        // Above the real API server's 3 MiB request limit, so nothing it accepts is refused here.
+        .layer(DefaultBodyLimit::max(8 * 1024 * 1024))
         .with_state(shared.clone());
     let token = shared.shutdown.clone();
     let join = tokio::spawn(async move {

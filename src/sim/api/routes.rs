@@ -105,9 +105,10 @@ pub(crate) async fn dispatch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let params: Params = Query::<Params>::try_from_uri(&uri)
-        .map(|q| q.0)
-        .unwrap_or_default();
+    let params: Params = match Query::<Params>::try_from_uri(&uri) {
+        Ok(q) => q.0,
+        Err(e) => return ApiError::bad_request(format!("invalid query: {e}")).into_response(),
+    };
     match parse_route(uri.path()) {
         Route::Version => get_only(&method, discovery::version),
         Route::CoreVersions => get_only(&method, || {
