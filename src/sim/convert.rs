@@ -1,0 +1,182 @@
+//! Conversion between served versions and the storage version.
+//!
+//! Kueue objects are stored as `v1beta2`. A `v1beta1` client's objects are
+//! converted on write ([`to_storage`]) and on read ([`from_storage`]):
+//!
+//! | v1beta1 | v1beta2 |
+//! |---|---|
+//! | ClusterQueue `spec.cohort` | `spec.cohortName` |
+//! | ClusterQueue `spec.admissionChecks: [name]` | `spec.admissionChecksStrategy.admissionChecks: [{name}]` |
+//! | `flavorFungibility.whenCanBorrow: Borrow` | `MayStopSearch` |
+//! | `flavorFungibility.whenCanPreempt: Preempt` | `MayStopSearch` |
+//! | Workload `spec.priorityClassName` + `spec.priorityClassSource` | `spec.priorityClassRef{group,kind,name}` |
+//!
+//! Reading `MayStopSearch` through v1beta1 yields the old names `Borrow` /
+//! `Preempt`, which every v1beta1 client understands.
+
+use serde_json::{Map, Value, json};
+
+use super::resources::{KUEUE_GROUP, ResourceDef};
+
+const WPC_SOURCE: &str = "kueue.x-k8s.io/workloadpriorityclass";
+const PC_SOURCE: &str = "scheduling.k8s.io/priorityclass";
+
+/// Converts an object sent by a client at `version` into the storage version.
+pub fn to_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
+    if def.group == KUEUE_GROUP
+        && version == "v1beta1"
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        {
+            match def.kind {
+                "ClusterQueue" | "Cohort" => cq_up(spec),
+                "Workload" => wl_up(spec),
+                _ => {}
+            }
+        }
+    }
+    set_type_meta(def, def.storage_version, &mut obj);
+    obj
+}
+
+/// Converts a stored object for a client reading at `version`.
+pub fn from_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
+    if def.group == KUEUE_GROUP
+        && version == "v1beta1"
+        && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        {
+            match def.kind {
+                "ClusterQueue" | "Cohort" => cq_down(spec),
+                "Workload" => wl_down(spec),
+                _ => {}
+            }
+        }
+    }
+    set_type_meta(def, version, &mut obj);
+    obj
+}
+
+/// Sets `apiVersion` and `kind` for `def` at `version`.
+pub fn set_type_meta(def: &ResourceDef, version: &str, obj: &mut Value) {
+    if let Some(m) = obj.as_object_mut() {
+        m.insert("apiVersion".into(), Value::String(def.api_version(version)));
+        m.insert("kind".into(), Value::String(def.kind.into()));
+    }
+}
+
+fn rename(spec: &mut Map<String, Value>, from: &str, to: &str) {
+    if let Some(v) = spec.remove(from) {
+        spec.insert(to.into(), v);
+    }
+}
+
+fn cq_up(spec: &mut Map<String, Value>) {
+    rename(spec, "cohort", "cohortName");
+    if let Some(ff) = spec
+        .get_mut("flavorFungibility")
+        .and_then(Value::as_object_mut)
+    {
+        for (field, old) in [("whenCanBorrow", "Borrow"), ("whenCanPreempt", "Preempt")] {
+            if ff.get(field).and_then(Value::as_str) == Some(old) {
+                ff.insert(field.into(), json!("MayStopSearch"));
+            }
+        }
+    }
+    if let Some(Value::Array(checks)) = spec.remove("admissionChecks") {
+        let list: Vec<Value> = checks.into_iter().map(|n| json!({ "name": n })).collect();
+        let strategy = spec
+            .entry("admissionChecksStrategy")
+            .or_insert_with(|| json!({}));
+        if let Some(s) = strategy.as_object_mut() {
+            s.entry("admissionChecks").or_insert(Value::Array(list));
+        }
+    }
+}
+
+fn cq_down(spec: &mut Map<String, Value>) {
+    rename(spec, "cohortName", "cohort");
+    if let Some(ff) = spec
+        .get_mut("flavorFungibility")
+        .and_then(Value::as_object_mut)
+    {
+        for (field, old) in [("whenCanBorrow", "Borrow"), ("whenCanPreempt", "Preempt")] {
+            if ff.get(field).and_then(Value::as_str) == Some("MayStopSearch") {
+                ff.insert(field.into(), json!(old));
+            }
+        }
+    }
+}
+
+fn wl_up(spec: &mut Map<String, Value>) {
+    let name = spec.remove("priorityClassName");
+    let source = spec.remove("priorityClassSource");
+    let Some(Value::String(name)) = name else {
+        return;
+    };
+    let (group, kind) = match source.as_ref().and_then(Value::as_str) {
+        Some(WPC_SOURCE) => (KUEUE_GROUP, "WorkloadPriorityClass"),
+        _ => ("scheduling.k8s.io", "PriorityClass"),
+    };
+    spec.insert(
+        "priorityClassRef".into(),
+        json!({ "group": group, "kind": kind, "name": name }),
+    );
+}
+
+fn wl_down(spec: &mut Map<String, Value>) {
+    let Some(Value::Object(r)) = spec.remove("priorityClassRef") else {
+        return;
+    };
+    let source = match r.get("group").and_then(Value::as_str) {
+        Some(KUEUE_GROUP) => WPC_SOURCE,
+        _ => PC_SOURCE,
+    };
+    if let Some(name) = r.get("name") {
+        spec.insert("priorityClassName".into(), name.clone());
+        spec.insert("priorityClassSource".into(), json!(source));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::resources::find;
+
+    #[test]
+    fn cluster_queue_round_trip() {
+        let def = find(KUEUE_GROUP, "clusterqueues").unwrap();
+        let v1 = json!({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue","metadata":{"name":"q"},
+            "spec":{"cohort":"c","flavorFungibility":{"whenCanBorrow":"Borrow","whenCanPreempt":"TryNextFlavor"}}});
+        let stored = to_storage(def, "v1beta1", v1.clone());
+        assert_eq!(stored["apiVersion"], json!("kueue.x-k8s.io/v1beta2"));
+        assert_eq!(stored["spec"]["cohortName"], json!("c"));
+        assert!(stored["spec"].get("cohort").is_none());
+        assert_eq!(
+            stored["spec"]["flavorFungibility"]["whenCanBorrow"],
+            json!("MayStopSearch")
+        );
+        assert_eq!(from_storage(def, "v1beta1", stored.clone()), v1);
+        let v2 = from_storage(def, "v1beta2", stored.clone());
+        assert_eq!(to_storage(def, "v1beta2", v2.clone()), stored);
+    }
+
+    #[test]
+    fn workload_priority_round_trip() {
+        let def = find(KUEUE_GROUP, "workloads").unwrap();
+        for (source, group, kind) in [
+            (WPC_SOURCE, KUEUE_GROUP, "WorkloadPriorityClass"),
+            (PC_SOURCE, "scheduling.k8s.io", "PriorityClass"),
+        ] {
+            let v1 = json!({"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"Workload","metadata":{"name":"w"},
+                "spec":{"priorityClassName":"high","priorityClassSource":source,"priority":100}});
+            let stored = to_storage(def, "v1beta1", v1.clone());
+            assert_eq!(
+                stored["spec"]["priorityClassRef"],
+                json!({"group":group,"kind":kind,"name":"high"})
+            );
+            assert!(stored["spec"].get("priorityClassName").is_none());
+            assert_eq!(from_storage(def, "v1beta1", stored), v1);
+        }
+    }
+}
