@@ -111,7 +111,7 @@ pub struct DemoApp {
 impl SessionApp<DemoData> for DemoApp {
     fn on_key(&mut self, key: KeyEvent) -> KeyOutcome {
         match (key.code, key.modifiers) {
-            (KeyCode::Char('q'), _) => return KeyOutcome::Quit,
+            (KeyCode::Char('q'), KeyModifiers::NONE) => return KeyOutcome::Quit,
             (KeyCode::Char('c'), m) if m.contains(KeyModifiers::CONTROL) => {
                 return KeyOutcome::Quit;
             }
