@@ -91,9 +91,11 @@ fn warn_if_too_open(path: &Path) {
         use std::os::unix::fs::PermissionsExt;
         if let Ok(meta) = std::fs::metadata(path) {
             let mode = meta.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
+            // Group-readable is tolerated: a Kubernetes Secret mounted for a non-root
+            // user needs 0440 with fsGroup.
+            if mode & 0o007 != 0 {
                 tracing::warn!(path = %path.display(), mode = format!("{mode:o}"),
-                    "SSH host key is readable by group/others; chmod 600 it");
+                    "SSH host key is accessible to others; chmod 600 it");
             }
         }
     }
