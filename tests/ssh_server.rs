@@ -269,6 +269,7 @@ impl SessionApp<DemoData> for FloodApp {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_sessions_keep_receiving_while_one_client_stalls() {
+    let _ = tracing_subscriber::fmt().with_test_writer().try_init();
     let dir = tempfile::tempdir().unwrap();
     let key = new_key();
     let mut opts = options(dir.path(), write_authorized(dir.path(), &[&key]));
@@ -299,10 +300,9 @@ async fn twenty_sessions_keep_receiving_while_one_client_stalls() {
     // Enough full-screen updates to exhaust the stalled client's window many times.
     for round in 1..=40u64 {
         tx.send_modify(|d| d.updates = round);
-        if round % 10 == 0 {
-            for v in &mut viewers {
-                v.wait_for(&format!("updates: {round} end")).await;
-            }
+        // Every round is a real frame for every reading viewer.
+        for v in &mut viewers {
+            v.wait_for(&format!("updates: {round} end")).await;
         }
     }
     // The stalled client now resumes reading: it catches up with the LATEST frame
@@ -313,6 +313,7 @@ async fn twenty_sessions_keep_receiving_while_one_client_stalls() {
     }
     stalled.wait_for("updates: 41 end").await;
     server.shutdown();
+    wait_until(|| server.active_sessions() == 0, "sessions ended").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -224,6 +224,7 @@ struct Live<D> {
     /// A change arrived while a frame was in flight: repaint fully once it lands.
     skipped: bool,
     frames_sent: u64,
+    /// Data updates that arrived while a frame was in flight (never rendered on their own).
     frames_skipped: u64,
 }
 
@@ -285,9 +286,8 @@ impl<D: Clone + Send + Sync + 'static> Live<D> {
                         Ok(None) => {}
                         Err(reason) => return reason,
                     }
-                } else if !self.skipped {
+                } else {
                     self.skipped = true;
-                    self.frames_skipped += 1;
                 }
             }
             // Far-future deadline when idle timeout is off, to keep one select shape.
@@ -315,7 +315,13 @@ impl<D: Clone + Send + Sync + 'static> Live<D> {
                 },
                 changed = self.data.changed(), if self.data_open => {
                     match changed {
-                        Ok(()) => self.dirty = true,
+                        Ok(()) => {
+                            self.dirty = true;
+                            if in_flight.is_some() {
+                                // This update will be folded into the next frame.
+                                self.frames_skipped += 1;
+                            }
+                        }
                         // The publisher is gone: keep showing the last snapshot.
                         Err(_) => self.data_open = false,
                     }
