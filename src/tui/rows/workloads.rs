@@ -1,0 +1,196 @@
+//! Workload rows: derived once per data change, then filtered and sorted by index.
+
+use std::cmp::Ordering;
+
+use super::gpus;
+use crate::model::{ClusterState, ConditionStatus, Timestamp, Workload};
+use crate::tui::data::PlanView;
+use crate::tui::filter::{Filter, FilterKey};
+
+/// A workload's state as an operator thinks of it, derived from conditions,
+/// admission and `spec.active`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WlState {
+    Pending,
+    QuotaReserved,
+    Admitted,
+    Evicted,
+    Preempted,
+    Finished,
+    Inactive,
+}
+
+impl WlState {
+    pub fn label(self) -> &'static str {
+        match self {
+            WlState::Pending => "Pending",
+            WlState::QuotaReserved => "QuotaReserved",
+            WlState::Admitted => "Admitted",
+            WlState::Evicted => "Evicted",
+            WlState::Preempted => "Preempted",
+            WlState::Finished => "Finished",
+            WlState::Inactive => "Inactive",
+        }
+    }
+
+    /// Finished beats everything; a deactivated workload is Inactive whatever else it
+    /// says; an evicted one reports why (Preempted) until it is admitted again.
+    pub fn of(wl: &Workload) -> WlState {
+        let is = |t: &str| wl.condition_true(t);
+        if is("Finished") {
+            WlState::Finished
+        } else if !wl.active {
+            WlState::Inactive
+        } else if is("Evicted") || is("Preempted") {
+            if is("Preempted")
+                || wl
+                    .condition("Evicted")
+                    .is_some_and(|c| c.reason.contains("Preempted"))
+            {
+                WlState::Preempted
+            } else {
+                WlState::Evicted
+            }
+        } else if wl.admission.is_some() && (is("Admitted") || wl.conditions.is_empty()) {
+            WlState::Admitted
+        } else if wl.has_quota_reservation() {
+            WlState::QuotaReserved
+        } else {
+            WlState::Pending
+        }
+    }
+}
+
+/// One row of the Workloads view.
+#[derive(Clone, Debug)]
+pub struct WorkloadRow {
+    pub namespace: String,
+    pub name: String,
+    pub queue: String,
+    pub cluster_queue: String,
+    pub priority_class: String,
+    pub priority: i32,
+    pub state: WlState,
+    pub gpus: i64,
+    pub created: Timestamp,
+    /// When the wait ended (quota reserved), if it did.
+    pub admitted_at: Option<Timestamp>,
+    /// When the current wait started (creation, or the last eviction/requeue).
+    pub waiting_since: Timestamp,
+    pub position: Option<u32>,
+    pub verdict: Option<String>,
+    /// Lower-case searchable text.
+    haystack: String,
+}
+
+impl WorkloadRow {
+    pub fn build(state: &ClusterState, plan: Option<&PlanView>, wl: &Workload) -> WorkloadRow {
+        let queue = wl.queue_name.clone().unwrap_or_default();
+        let cluster_queue = match &wl.admission {
+            Some(a) => a.cluster_queue.clone(),
+            None => state
+                .local_queues
+                .get(&(wl.namespace.clone(), queue.clone()))
+                .map(|lq| lq.cluster_queue.clone())
+                .unwrap_or_default(),
+        };
+        let reserved = wl
+            .condition("QuotaReserved")
+            .filter(|c| c.status == ConditionStatus::True);
+        let admitted_at = reserved.and_then(|c| c.last_transition_time);
+        let waiting_since = ["Requeued", "Evicted"]
+            .iter()
+            .filter_map(|t| wl.condition(t).and_then(|c| c.last_transition_time))
+            .max()
+            .unwrap_or(wl.creation_timestamp);
+        let verdict = plan.and_then(|p| p.verdicts.get(&(wl.namespace.clone(), wl.name.clone())));
+        let st = WlState::of(wl);
+        let priority_class = wl
+            .priority_class
+            .as_ref()
+            .map(|p| p.name.clone())
+            .unwrap_or_default();
+        let verdict_text = verdict.map(|v| v.verdict.clone());
+        let haystack = format!(
+            "{}/{} {} {} {} {} {}",
+            wl.namespace,
+            wl.name,
+            queue,
+            cluster_queue,
+            priority_class,
+            st.label(),
+            verdict_text.as_deref().unwrap_or("")
+        )
+        .to_lowercase();
+        WorkloadRow {
+            namespace: wl.namespace.clone(),
+            name: wl.name.clone(),
+            queue,
+            cluster_queue,
+            priority_class,
+            priority: wl.priority,
+            state: st,
+            gpus: gpus(&wl.total_requests()),
+            created: wl.creation_timestamp,
+            admitted_at,
+            waiting_since,
+            position: verdict.and_then(|v| v.position),
+            verdict: verdict_text,
+            haystack,
+        }
+    }
+
+    /// How long it waited (admitted) or has been waiting (pending), at `now`.
+    pub fn wait_ms(&self, now: Timestamp) -> Option<i64> {
+        match self.state {
+            WlState::Finished | WlState::Inactive => None,
+            WlState::Admitted | WlState::QuotaReserved => {
+                self.admitted_at.map(|t| t - self.created)
+            }
+            _ => Some(now - self.waiting_since),
+        }
+    }
+
+    pub fn matches(&self, filter: &Filter) -> bool {
+        let prio = self.priority.to_string();
+        filter.matches(&self.haystack, |key| {
+            Some(match key {
+                FilterKey::Namespace => vec![self.namespace.as_str()],
+                FilterKey::Queue => vec![self.queue.as_str()],
+                FilterKey::ClusterQueue => vec![self.cluster_queue.as_str()],
+                FilterKey::State => vec![self.state.label()],
+                FilterKey::Priority => vec![self.priority_class.as_str(), prio.as_str()],
+            })
+        })
+    }
+}
+
+/// The sortable columns of the Workloads view, in `s` order.
+pub const SORT_COLUMNS: [&str; 9] = [
+    "NAME", "QUEUE", "PRIORITY", "STATE", "GPUS", "AGE", "WAIT", "POS", "VERDICT",
+];
+
+/// Compares two rows on a column (ascending), ties broken by namespace/name.
+pub fn compare(a: &WorkloadRow, b: &WorkloadRow, column: usize, now: Timestamp) -> Ordering {
+    let primary = match column {
+        1 => a.queue.cmp(&b.queue),
+        2 => a.priority.cmp(&b.priority),
+        3 => a.state.cmp(&b.state),
+        4 => a.gpus.cmp(&b.gpus),
+        // Ascending age: the younger (later-created) workload first.
+        5 => b.created.cmp(&a.created),
+        6 => a.wait_ms(now).cmp(&b.wait_ms(now)),
+        // Rows without a position sort last.
+        7 => match (a.position, b.position) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        },
+        8 => a.verdict.cmp(&b.verdict),
+        _ => Ordering::Equal,
+    };
+    primary
+        .then_with(|| a.namespace.cmp(&b.namespace))
+        .then_with(|| a.name.cmp(&b.name))
+}
