@@ -91,8 +91,14 @@ fn readonly_badge_and_refusal() {
 fn terminal_too_small() {
     let a = app(ViewId::Workloads, 50, 10, "dark");
     // The notice wraps at 50 columns: compare the words.
-    let s = screen(&a, 50, 10).split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(s.starts_with("terminal too small: need at least 60×15, have 50×10"), "{s}");
+    let s = screen(&a, 50, 10)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        s.starts_with("terminal too small: need at least 60×15, have 50×10"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -101,5 +107,8 @@ fn command_line_shows_candidates() {
     update(&mut a, key(KeyCode::Char(':')));
     tui_fixture::type_str(&mut a, "c");
     let s = screen(&a, 80, 24);
-    assert!(s.contains(":c▏   clusterqueue clusterqueues cohort cohorts context cq"), "{s}");
+    assert!(
+        s.contains(":c▏   clusterqueue clusterqueues cohort cohorts context cq"),
+        "{s}"
+    );
 }

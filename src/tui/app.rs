@@ -134,7 +134,7 @@ impl App {
         &self.lists[self.view.index()]
     }
 
-    pub fn index(&self, view: ViewId) -> &[u32] {
+    pub fn visible(&self, view: ViewId) -> &[u32] {
         &self.cache.index[view.index()]
     }
 
@@ -147,7 +147,7 @@ impl App {
     /// The selected workload row, if the Workloads view has one.
     pub fn selected_workload(&self) -> Option<&WorkloadRow> {
         let i = *self
-            .index(ViewId::Workloads)
+            .visible(ViewId::Workloads)
             .get(self.lists[ViewId::Workloads.index()].selected)?;
         self.cache.workloads.get(i as usize)
     }
@@ -155,7 +155,7 @@ impl App {
     /// The selected line of the queue tree.
     pub fn selected_queue_line(&self) -> Option<&QueueLine> {
         let i = *self
-            .index(ViewId::Queues)
+            .visible(ViewId::Queues)
             .get(self.lists[ViewId::Queues.index()].selected)?;
         self.cache.queues.lines.get(i as usize)
     }
@@ -173,11 +173,7 @@ impl App {
         if !same {
             let state = &data.state;
             let plan = data.plan.as_deref();
-            self.cache.workloads = state
-                .workloads
-                .values()
-                .map(|wl| WorkloadRow::build(state, plan, wl))
-                .collect();
+            self.cache.workloads = WorkloadRow::build_all(state, plan);
             self.cache.queues = QueueTree::build(state);
             self.cache.nodes = NodeTable::build(state);
             for (cq, used) in self.cache.queues.gpu_usage() {
@@ -205,7 +201,7 @@ impl App {
 
     /// Moves the selection to `target` (clamped) and keeps it on screen.
     pub(crate) fn select(&mut self, target: isize) {
-        let len = self.index(self.view).len();
+        let len = self.visible(self.view).len();
         let view = self.view;
         let list = &mut self.lists[view.index()];
         list.selected = target.clamp(0, len.saturating_sub(1) as isize) as usize;

@@ -111,7 +111,11 @@ pub fn palette_rgb(i: u8) -> (u8, u8, u8) {
         0..=15 => ANSI16[i as usize],
         16..=231 => {
             let i = i - 16;
-            (CUBE[(i / 36) as usize], CUBE[(i / 6 % 6) as usize], CUBE[(i % 6) as usize])
+            (
+                CUBE[(i / 36) as usize],
+                CUBE[(i / 6 % 6) as usize],
+                CUBE[(i % 6) as usize],
+            )
         }
         _ => {
             let v = 8 + 10 * (i - 232);

@@ -123,12 +123,12 @@ impl Config {
     /// Parses a config file's text; `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
         let f = || file.to_string();
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            ConfigError::Syntax {
-                file: f(),
-                message: e.to_string(),
-            }
-        })?;
+        let table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| ConfigError::Syntax {
+                    file: f(),
+                    message: e.to_string(),
+                })?;
         let invalid = |key: &str, value: &toml::Value, reason: &str| ConfigError::Invalid {
             file: f(),
             key: key.to_string(),
@@ -143,7 +143,13 @@ impl Config {
             match key.as_str() {
                 "theme" => match value.as_str() {
                     Some(s) if PRESETS.iter().any(|p| p.0 == s) => cfg.theme = s.into(),
-                    _ => return Err(invalid(key, value, "dark, light, high-contrast or monochrome")),
+                    _ => {
+                        return Err(invalid(
+                            key,
+                            value,
+                            "dark, light, high-contrast or monochrome",
+                        ));
+                    }
                 },
                 "theme_file" => match value.as_str() {
                     Some(s) => cfg.theme_file = Some(PathBuf::from(s)),
@@ -226,7 +232,11 @@ fn parse_keys(file: &str, value: &toml::Value) -> Result<Vec<(String, Vec<String
             _ => None,
         };
         let list = list.ok_or_else(|| {
-            invalid(key.clone(), keys, "expected a key string or a list of them".into())
+            invalid(
+                key.clone(),
+                keys,
+                "expected a key string or a list of them".into(),
+            )
         })?;
         // Validate each entry on its own so the error points at the offending key.
         if KeyAction::from_config_name(action).is_none() {

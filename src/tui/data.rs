@@ -125,9 +125,14 @@ pub struct ResourceSync {
 pub enum SyncState {
     Synced,
     /// Initial list in progress: `done` objects of `total` (if known).
-    Syncing { done: u64, total: Option<u64> },
+    Syncing {
+        done: u64,
+        total: Option<u64>,
+    },
     /// The watch broke and is relisting since the given time.
-    Resyncing { since: Timestamp },
+    Resyncing {
+        since: Timestamp,
+    },
     /// RBAC forbids watching this kind.
     Forbidden,
     Error(String),

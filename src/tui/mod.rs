@@ -24,16 +24,16 @@ pub mod msg;
 pub mod rows;
 pub mod run;
 pub mod terminal;
-pub mod update;
 pub mod theme;
+pub mod update;
 pub mod views;
 pub mod widgets;
 
 pub use app::{App, update};
 pub use config::{Config, ConfigError, default_config_toml};
 pub use data::{
-    AdmissionView, AuditRow, ConsoleData, CycleView, DriftRow, HealthRow, PlanView,
-    PreemptionView, ProposalView, ResourceSync, Severity, SyncState, SyncStatus, Verdict,
+    AdmissionView, AuditRow, ConsoleData, CycleView, DriftRow, HealthRow, PlanView, PreemptionView,
+    ProposalView, ResourceSync, Severity, SyncState, SyncStatus, Verdict,
 };
 pub use msg::{ActionKind, ActionRequest, ActionTarget, Effect, Msg, ViewId};
 pub use run::{RunOptions, run_terminal};

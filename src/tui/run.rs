@@ -68,8 +68,16 @@ pub async fn run_terminal(
     mut opts: RunOptions,
 ) -> anyhow::Result<()> {
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
-    let mut app = App::new(opts.keymap.clone(), opts.theme.clone(), opts.readonly, opts.default_view);
-    let size = guard.terminal.size().context("cannot read the terminal size")?;
+    let mut app = App::new(
+        opts.keymap.clone(),
+        opts.theme.clone(),
+        opts.readonly,
+        opts.default_view,
+    );
+    let size = guard
+        .terminal
+        .size()
+        .context("cannot read the terminal size")?;
     update(&mut app, Msg::Resize(size.width, size.height));
     update(&mut app, Msg::Tick(now_ms()));
     update(&mut app, Msg::Data(data_rx.borrow_and_update().clone()));
@@ -124,7 +132,10 @@ pub async fn run_terminal(
                 Effect::RunAction(req) => {
                     let sent = opts.actions.as_ref().is_some_and(|tx| tx.send(req).is_ok());
                     if !sent {
-                        update(&mut app, Msg::Notice("actions are not available yet".into()));
+                        update(
+                            &mut app,
+                            Msg::Notice("actions are not available yet".into()),
+                        );
                     }
                     dirty = true;
                 }

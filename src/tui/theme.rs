@@ -78,7 +78,10 @@ roles! {
 pub const PRESETS: &[(&str, &str)] = &[
     ("dark", include_str!("../../themes/dark.toml")),
     ("light", include_str!("../../themes/light.toml")),
-    ("high-contrast", include_str!("../../themes/high-contrast.toml")),
+    (
+        "high-contrast",
+        include_str!("../../themes/high-contrast.toml"),
+    ),
     ("monochrome", include_str!("../../themes/monochrome.toml")),
 ];
 
@@ -106,9 +109,7 @@ impl Theme {
             .map(|p| p.1)
             .ok_or_else(|| ThemeError {
                 file: "config".into(),
-                message: format!(
-                    "unknown theme {base:?} (dark, light, high-contrast, monochrome)"
-                ),
+                message: format!("unknown theme {base:?} (dark, light, high-contrast, monochrome)"),
             })?;
         let mut theme = Theme::default();
         theme.apply(&format!("themes/{base}.toml"), text)?;
@@ -139,7 +140,9 @@ impl Theme {
             file: file.to_string(),
             message,
         };
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| err(e.to_string()))?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| err(e.to_string()))?;
         for (key, value) in table {
             if key == "name" {
                 self.name = value.as_str().unwrap_or_default().to_string();
@@ -162,9 +165,11 @@ fn parse_style(key: &str, value: &toml::Value) -> Result<Style, String> {
     for (field, v) in table {
         match field.as_str() {
             "fg" | "bg" => {
-                let s = v.as_str().ok_or_else(|| format!("{key}.{field}: expected a string"))?;
-                let color = parse_color(s)
-                    .ok_or_else(|| format!("{key}.{field}: invalid colour {s:?}"))?;
+                let s = v
+                    .as_str()
+                    .ok_or_else(|| format!("{key}.{field}: expected a string"))?;
+                let color =
+                    parse_color(s).ok_or_else(|| format!("{key}.{field}: invalid colour {s:?}"))?;
                 if field == "fg" {
                     style.fg = Some(color);
                 } else {
@@ -177,12 +182,17 @@ fn parse_style(key: &str, value: &toml::Value) -> Result<Style, String> {
                     .ok_or_else(|| format!("{key}.modifiers: expected a list"))?;
                 for m in list {
                     let name = m.as_str().unwrap_or_default();
-                    style = style.add_modifier(parse_modifier(name).ok_or_else(|| {
-                        format!("{key}.modifiers: unknown modifier {name:?}")
-                    })?);
+                    style = style
+                        .add_modifier(parse_modifier(name).ok_or_else(|| {
+                            format!("{key}.modifiers: unknown modifier {name:?}")
+                        })?);
                 }
             }
-            other => return Err(format!("{key}: unknown field {other:?} (fg, bg, modifiers)")),
+            other => {
+                return Err(format!(
+                    "{key}: unknown field {other:?} (fg, bg, modifiers)"
+                ));
+            }
         }
     }
     Ok(style)

@@ -113,7 +113,11 @@ fn edit_line(app: &mut App, key: KeyEvent, mut text: String, is_command: bool) -
             Err(e) => app.message = Some(format!("filter: {e}")),
         }
     }
-    app.mode = if is_command { Mode::Command(text) } else { Mode::Filter(text) };
+    app.mode = if is_command {
+        Mode::Command(text)
+    } else {
+        Mode::Filter(text)
+    };
     vec![Effect::Redraw]
 }
 
@@ -130,7 +134,10 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
         Ok(Command::Help) => app.mode = Mode::Help(0),
         Ok(Command::Context) => {
             let ctx = &app.cache.data.context;
-            app.message = Some(format!("context: {}", if ctx.is_empty() { "—" } else { ctx }));
+            app.message = Some(format!(
+                "context: {}",
+                if ctx.is_empty() { "—" } else { ctx }
+            ));
         }
         Ok(Command::View(view, filter)) => {
             switch_view(app, view);
@@ -200,7 +207,7 @@ fn sort(app: &mut App, action: KeyAction) {
 fn select(app: &mut App) {
     match app.view {
         ViewId::Workloads | ViewId::Nodes | ViewId::Plan => {
-            app.detail = !app.index(app.view).is_empty();
+            app.detail = !app.visible(app.view).is_empty();
         }
         ViewId::Queues => {
             let filter = match app.selected_queue_line() {
@@ -244,7 +251,10 @@ fn act(app: &mut App, kind: ActionKind) -> Vec<Effect> {
     match action_target(app, kind) {
         Ok(target) => {
             app.message = Some(format!("{}: requested", kind.name()));
-            vec![Effect::RunAction(ActionRequest { kind, target }), Effect::Redraw]
+            vec![
+                Effect::RunAction(ActionRequest { kind, target }),
+                Effect::Redraw,
+            ]
         }
         Err(why) => {
             app.message = Some(format!("{}: {why}", kind.name()));
@@ -257,7 +267,7 @@ fn action_target(app: &App, kind: ActionKind) -> Result<ActionTarget, String> {
     match (kind, app.view) {
         (ActionKind::Approve, ViewId::Plan) => {
             let plan = app.cache.data.plan.as_deref();
-            let i = app.index(ViewId::Plan).get(app.list().selected);
+            let i = app.visible(ViewId::Plan).get(app.list().selected);
             match (plan, i) {
                 (Some(p), Some(&i)) => Ok(ActionTarget::Proposal {
                     id: p.proposals[i as usize].id.clone(),

@@ -24,7 +24,11 @@ fn gpus(n: i64) -> ResourceList {
 fn cond(type_: &str, status: bool, reason: &str, message: &str, at: Timestamp) -> Condition {
     Condition {
         type_: type_.into(),
-        status: if status { ConditionStatus::True } else { ConditionStatus::False },
+        status: if status {
+            ConditionStatus::True
+        } else {
+            ConditionStatus::False
+        },
         reason: reason.into(),
         message: message.into(),
         last_transition_time: Some(at),
@@ -158,8 +162,20 @@ pub fn cluster() -> ClusterState {
         let admitted = created + 5_000;
         let mut wl = workload(ns, name, "normal-batch", 1000, created);
         wl.conditions = vec![
-            cond("QuotaReserved", true, "QuotaReserved", &format!("Quota reserved in ClusterQueue {CQ}"), admitted),
-            cond("Admitted", true, "Admitted", "The workload is admitted", admitted),
+            cond(
+                "QuotaReserved",
+                true,
+                "QuotaReserved",
+                &format!("Quota reserved in ClusterQueue {CQ}"),
+                admitted,
+            ),
+            cond(
+                "Admitted",
+                true,
+                "Admitted",
+                "The workload is admitted",
+                admitted,
+            ),
         ];
         wl.admission = Some(Admission {
             cluster_queue: CQ.into(),
@@ -186,7 +202,13 @@ pub fn cluster() -> ClusterState {
         );
     }
     let boss_name = "boss-urgent-llama-finetune";
-    let mut boss = workload("nlp-team", boss_name, "boss-urgent", 1_000_000, T0 + 10 * 60_000);
+    let mut boss = workload(
+        "nlp-team",
+        boss_name,
+        "boss-urgent",
+        1_000_000,
+        T0 + 10 * 60_000,
+    );
     boss.pod_sets = vec![pod_set("master"), pod_set("worker")];
     boss.conditions = vec![cond(
         "QuotaReserved",
@@ -195,7 +217,8 @@ pub fn cluster() -> ClusterState {
         "couldn't assign flavors to pod set master: insufficient unused quota for nvidia.com/gpu in flavor p4d-flavor, 8 more needed. Pending the preemption of 2 workload(s)",
         T0 + 10 * 60_000,
     )];
-    s.workloads.insert(("nlp-team".into(), boss_name.into()), boss);
+    s.workloads
+        .insert(("nlp-team".into(), boss_name.into()), boss);
     s
 }
 
@@ -216,10 +239,22 @@ pub fn plan() -> PlanView {
         },
     );
     for (ns, n) in [("nlp-team", "bert-pretrain"), ("cv-team", "resnet-sweep")] {
-        verdicts.insert(key(ns, n), Verdict { verdict: "keeps running".into(), ..Verdict::default() });
+        verdicts.insert(
+            key(ns, n),
+            Verdict {
+                verdict: "keeps running".into(),
+                ..Verdict::default()
+            },
+        );
     }
     for (ns, n) in [("nlp-team", "gpt-eval"), ("cv-team", "yolo-train")] {
-        verdicts.insert(key(ns, n), Verdict { verdict: "victim".into(), ..Verdict::default() });
+        verdicts.insert(
+            key(ns, n),
+            Verdict {
+                verdict: "victim".into(),
+                ..Verdict::default()
+            },
+        );
     }
     PlanView {
         verdicts,
@@ -268,7 +303,10 @@ pub fn data() -> ConsoleData {
     let sync = SyncStatus {
         resources: ["wl", "cq", "lq", "rf", "nodes", "pods"]
             .iter()
-            .map(|k| ResourceSync { kind: k.to_string(), state: SyncState::Synced })
+            .map(|k| ResourceSync {
+                kind: k.to_string(),
+                state: SyncState::Synced,
+            })
             .collect(),
         last_event: Some(NOW - 3_000),
     };
@@ -329,7 +367,10 @@ pub fn screen(app: &App, w: u16, h: u16) -> String {
 
 /// A key press.
 pub fn key(code: crossterm::event::KeyCode) -> Msg {
-    Msg::Key(crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE))
+    Msg::Key(crossterm::event::KeyEvent::new(
+        code,
+        crossterm::event::KeyModifiers::NONE,
+    ))
 }
 
 /// Types a string as key presses.

@@ -38,13 +38,16 @@ pub struct NodeTable {
 impl NodeTable {
     pub fn build(state: &ClusterState) -> NodeTable {
         // (namespace, owner name) → workload key, to attribute pods to workloads.
-        let mut by_owner: HashMap<(&str, &str), String> = HashMap::new();
+        let mut by_owner: HashMap<(&str, &str), &crate::model::Workload> = HashMap::new();
         let mut largest_pending_pod: Option<(i64, String)> = None;
         for wl in state.workloads.values() {
             if let Some(o) = &wl.owner {
-                by_owner.insert((wl.namespace.as_str(), o.name.as_str()), wl.key());
+                by_owner.insert((wl.namespace.as_str(), o.name.as_str()), wl);
             }
-            if matches!(WlState::of(wl), WlState::Pending | WlState::Preempted | WlState::Evicted) {
+            if matches!(
+                WlState::of(wl),
+                WlState::Pending | WlState::Preempted | WlState::Evicted
+            ) {
                 for ps in &wl.pod_sets {
                     let g = ps.requests.get(GPU).map_or(0, |q| gpus_of(*q));
                     if largest_pending_pod.as_ref().is_none_or(|(m, _)| g > *m) && g > 0 {
@@ -56,7 +59,9 @@ impl NodeTable {
         let mut used: HashMap<&str, i64> = HashMap::new();
         let mut placed: HashMap<&str, Vec<String>> = HashMap::new();
         for pod in state.pods.values() {
-            let Some(node) = pod.node_name.as_deref() else { continue };
+            let Some(node) = pod.node_name.as_deref() else {
+                continue;
+            };
             if matches!(pod.phase.as_str(), "Succeeded" | "Failed") {
                 continue;
             }
@@ -65,9 +70,8 @@ impl NodeTable {
                 .owner_references
                 .iter()
                 .find_map(|o| by_owner.get(&(pod.namespace.as_str(), o.name.as_str())));
-            let label = owner
-                .cloned()
-                .unwrap_or_else(|| format!("{}/{}", pod.namespace, pod.name));
+            let label =
+                owner.map_or_else(|| format!("{}/{}", pod.namespace, pod.name), |wl| wl.key());
             let list = placed.entry(node).or_default();
             if !list.contains(&label) {
                 list.push(label);
@@ -82,7 +86,9 @@ impl NodeTable {
                     .values()
                     .filter(|f| {
                         !f.node_labels.is_empty()
-                            && f.node_labels.iter().all(|(k, v)| n.labels.get(k) == Some(v))
+                            && f.node_labels
+                                .iter()
+                                .all(|(k, v)| n.labels.get(k) == Some(v))
                     })
                     .map(|f| f.name.as_str())
                     .collect();

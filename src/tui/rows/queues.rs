@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::workloads::WlState;
 use super::GPU;
+use super::workloads::WlState;
 use crate::model::{ClusterState, Quantity};
 
 /// Quota figures of one (flavor, resource) of a ClusterQueue.
@@ -61,7 +61,7 @@ pub struct QueueTree {
 
 impl QueueTree {
     pub fn build(state: &ClusterState) -> QueueTree {
-        let mut used: HashMap<&str, BTreeMap<(String, String), Quantity>> = HashMap::new();
+        let mut used: HashMap<&str, HashMap<(&str, &str), Quantity>> = HashMap::new();
         let mut lq_counts: HashMap<(&str, &str), (usize, usize)> = HashMap::new();
         for wl in state.workloads.values() {
             let st = WlState::of(wl);
@@ -72,11 +72,13 @@ impl QueueTree {
                 for psa in &adm.pod_set_assignments {
                     for (res, flavor) in &psa.flavors {
                         let q = psa.resource_usage.get(res).copied().unwrap_or_default();
-                        *per.entry((flavor.clone(), res.clone())).or_default() += q;
+                        *per.entry((flavor.as_str(), res.as_str())).or_default() += q;
                     }
                 }
             }
-            let Some(q) = wl.queue_name.as_deref() else { continue };
+            let Some(q) = wl.queue_name.as_deref() else {
+                continue;
+            };
             let c = lq_counts.entry((wl.namespace.as_str(), q)).or_default();
             match st {
                 WlState::Pending | WlState::Evicted | WlState::Preempted => c.0 += 1,
@@ -96,7 +98,7 @@ impl QueueTree {
             };
             for fq in cq.resource_groups.iter().flat_map(|g| &g.flavors) {
                 for rq in &fq.resources {
-                    let key = (fq.name.clone(), rq.name.clone());
+                    let key = (fq.name.as_str(), rq.name.as_str());
                     let u = per.and_then(|p| p.get(&key)).copied().unwrap_or_default();
                     let free = rq.nominal.saturating_sub_zero(u);
                     let lend_cap = rq.lending_limit.unwrap_or(rq.nominal);
@@ -215,4 +217,3 @@ impl QueueTree {
         self.cqs.iter().map(|c| (c.name.as_str(), c.gpu_used))
     }
 }
-

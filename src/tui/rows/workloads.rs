@@ -1,10 +1,11 @@
 //! Workload rows: derived once per data change, then filtered and sorted by index.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
-use super::gpus;
+use super::{GPU, gpus_of};
 use crate::model::{ClusterState, ConditionStatus, Timestamp, Workload};
-use crate::tui::data::PlanView;
+use crate::tui::data::{PlanView, Verdict};
 use crate::tui::filter::{Filter, FilterKey};
 
 /// A workload's state as an operator thinks of it, derived from conditions,
@@ -84,55 +85,92 @@ pub struct WorkloadRow {
 }
 
 impl WorkloadRow {
-    pub fn build(state: &ClusterState, plan: Option<&PlanView>, wl: &Workload) -> WorkloadRow {
-        let queue = wl.queue_name.clone().unwrap_or_default();
-        let cluster_queue = match &wl.admission {
-            Some(a) => a.cluster_queue.clone(),
-            None => state
-                .local_queues
-                .get(&(wl.namespace.clone(), queue.clone()))
-                .map(|lq| lq.cluster_queue.clone())
-                .unwrap_or_default(),
-        };
+    /// Builds every row. Lookup tables are built once and borrow from the inputs, so
+    /// the per-workload cost is a handful of string copies (100,000 rows: tens of ms).
+    pub fn build_all(state: &ClusterState, plan: Option<&PlanView>) -> Vec<WorkloadRow> {
+        let lq_cq: HashMap<(&str, &str), &str> = state
+            .local_queues
+            .values()
+            .map(|lq| {
+                (
+                    (lq.namespace.as_str(), lq.name.as_str()),
+                    lq.cluster_queue.as_str(),
+                )
+            })
+            .collect();
+        let verdicts: HashMap<(&str, &str), &Verdict> = plan
+            .map(|p| {
+                p.verdicts
+                    .iter()
+                    .map(|((ns, n), v)| ((ns.as_str(), n.as_str()), v))
+                    .collect()
+            })
+            .unwrap_or_default();
+        state
+            .workloads
+            .values()
+            .map(|wl| {
+                let key = (wl.namespace.as_str(), wl.name.as_str());
+                let queue = wl.queue_name.as_deref().unwrap_or("");
+                let cq = match &wl.admission {
+                    Some(a) => a.cluster_queue.as_str(),
+                    None => lq_cq.get(&(key.0, queue)).copied().unwrap_or(""),
+                };
+                WorkloadRow::build(wl, cq, verdicts.get(&key).copied())
+            })
+            .collect()
+    }
+
+    fn build(wl: &Workload, cluster_queue: &str, verdict: Option<&Verdict>) -> WorkloadRow {
         let reserved = wl
             .condition("QuotaReserved")
             .filter(|c| c.status == ConditionStatus::True);
-        let admitted_at = reserved.and_then(|c| c.last_transition_time);
         let waiting_since = ["Requeued", "Evicted"]
             .iter()
             .filter_map(|t| wl.condition(t).and_then(|c| c.last_transition_time))
             .max()
             .unwrap_or(wl.creation_timestamp);
-        let verdict = plan.and_then(|p| p.verdicts.get(&(wl.namespace.clone(), wl.name.clone())));
         let st = WlState::of(wl);
-        let priority_class = wl
-            .priority_class
-            .as_ref()
-            .map(|p| p.name.clone())
-            .unwrap_or_default();
+        let priority_class = wl.priority_class.as_ref().map_or("", |p| p.name.as_str());
+        let queue = wl.queue_name.as_deref().unwrap_or("");
         let verdict_text = verdict.map(|v| v.verdict.clone());
-        let haystack = format!(
-            "{}/{} {} {} {} {} {}",
-            wl.namespace,
-            wl.name,
+        // Kubernetes names are lower-case already; only the state and verdict need it.
+        let mut haystack = String::with_capacity(96);
+        for part in [
+            wl.namespace.as_str(),
+            "/",
+            &wl.name,
+            " ",
             queue,
+            " ",
             cluster_queue,
-            priority_class,
-            st.label(),
-            verdict_text.as_deref().unwrap_or("")
-        )
-        .to_lowercase();
+            " ",
+        ] {
+            haystack.push_str(part);
+        }
+        haystack.push_str(&priority_class.to_lowercase());
+        haystack.push(' ');
+        haystack.push_str(&st.label().to_lowercase());
+        if let Some(v) = &verdict_text {
+            haystack.push(' ');
+            haystack.push_str(&v.to_lowercase());
+        }
+        let gpus = wl
+            .pod_sets
+            .iter()
+            .map(|ps| ps.requests.get(GPU).map_or(0, |q| gpus_of(*q)) * i64::from(ps.count))
+            .sum();
         WorkloadRow {
             namespace: wl.namespace.clone(),
             name: wl.name.clone(),
-            queue,
-            cluster_queue,
-            priority_class,
+            queue: queue.to_string(),
+            cluster_queue: cluster_queue.to_string(),
+            priority_class: priority_class.to_string(),
             priority: wl.priority,
             state: st,
-            gpus: gpus(&wl.total_requests()),
+            gpus,
             created: wl.creation_timestamp,
-            admitted_at,
+            admitted_at: reserved.and_then(|c| c.last_transition_time),
             waiting_since,
             position: verdict.and_then(|v| v.position),
             verdict: verdict_text,

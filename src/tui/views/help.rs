@@ -11,7 +11,11 @@ use crate::tui::app::App;
 pub fn lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
     let entries = app.keymap.help_entries();
-    let width = entries.iter().map(|e| e.0.chars().count()).max().unwrap_or(0);
+    let width = entries
+        .iter()
+        .map(|e| e.0.chars().count())
+        .max()
+        .unwrap_or(0);
     entries
         .into_iter()
         .map(|(keys, desc)| {

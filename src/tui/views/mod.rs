@@ -75,7 +75,10 @@ fn render_tabs(frame: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled(label, style));
     }
     if !app.filter.is_empty() {
-        spans.push(Span::styled(format!("  filter: {}", app.filter.source), t.message));
+        spans.push(Span::styled(
+            format!("  filter: {}", app.filter.source),
+            t.message,
+        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -129,16 +132,27 @@ pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
         }
         ViewId::Drift => keep(data.drift.len(), &|i| {
             let d = &data.drift[i];
-            by_text(format!("{} {} {} {}", d.object, d.field, d.expected, d.actual))
+            by_text(format!(
+                "{} {} {} {}",
+                d.object, d.field, d.expected, d.actual
+            ))
         }),
         ViewId::Audit => keep(data.audit.len(), &|i| {
             let a = &data.audit[i];
-            by_text(format!("{} {} {} {}", a.actor, a.action, a.target, a.outcome))
+            by_text(format!(
+                "{} {} {} {}",
+                a.actor, a.action, a.target, a.outcome
+            ))
         }),
         ViewId::Health => keep(data.health.len(), &|i| {
             let h = &data.health[i];
             let objects = h.objects.join(" ");
-            by_text(format!("{} {} {objects} {}", h.severity.label(), h.check, h.message))
+            by_text(format!(
+                "{} {} {objects} {}",
+                h.severity.label(),
+                h.check,
+                h.message
+            ))
         }),
     }
 }

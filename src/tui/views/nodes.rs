@@ -22,7 +22,13 @@ pub fn index(app: &App, sort: SortState) -> Vec<u32> {
     let mut index: Vec<u32> = (0..rows.len() as u32)
         .filter(|&i| {
             let r = &rows[i as usize];
-            let text = format!("{} {} {} {}", r.name, r.flavor, r.taints, r.workloads.join(" "));
+            let text = format!(
+                "{} {} {} {}",
+                r.name,
+                r.flavor,
+                r.taints,
+                r.workloads.join(" ")
+            );
             app.filter.matches(&text.to_lowercase(), |_| None)
         })
         .collect();
@@ -61,7 +67,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     };
     let wide = area.width >= 120;
     let rows = &app.cache.nodes.rows;
-    let index = app.index(ViewId::Nodes);
+    let index = app.visible(ViewId::Nodes);
     let mut header = vec!["NAME", "STATUS", "FLAVOR", "GPU ALLOC", "USED", "FREE"];
     let mut constraints = vec![
         Constraint::Fill(1),
@@ -91,10 +97,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
     table::render(frame, list_area, t, spec, |pos| {
         let r = &rows[index[pos] as usize];
         let st = status(r);
-        let flavor = if r.flavor.is_empty() { "—" } else { &r.flavor };
+        let flavor = if r.flavor.is_empty() {
+            "—"
+        } else {
+            &r.flavor
+        };
         let mut cells = vec![
             Cell::from(truncate(&r.name, w(0))),
-            Cell::from(Span::styled(st, if st == "Ready" { t.ok } else { t.warning })),
+            Cell::from(Span::styled(
+                st,
+                if st == "Ready" { t.ok } else { t.warning },
+            )),
             Cell::from(truncate(flavor, w(2))),
             Cell::from(Line::from(r.gpu_allocatable.to_string()).right_aligned()),
             Cell::from(Line::from(r.gpu_used.to_string()).right_aligned()),
@@ -104,13 +117,22 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             cells.push(Cell::from(truncate(&r.taints, w(6))));
             cells.push(Cell::from(truncate(&r.workloads.join(", "), w(7))));
         } else {
-            cells.push(Cell::from(Line::from(r.workloads.len().to_string()).right_aligned()));
+            cells.push(Cell::from(
+                Line::from(r.workloads.len().to_string()).right_aligned(),
+            ));
         }
         Row::new(cells)
     });
     if let (Some(d), Some(&i)) = (detail_area, index.get(app.list().selected)) {
         let r = &rows[i as usize];
-        let mut lines = vec![Line::from(format!("taints: {}", if r.taints.is_empty() { "none" } else { &r.taints }))];
+        let mut lines = vec![Line::from(format!(
+            "taints: {}",
+            if r.taints.is_empty() {
+                "none"
+            } else {
+                &r.taints
+            }
+        ))];
         lines.push(Line::from("workloads placed:"));
         if r.workloads.is_empty() {
             lines.push(Line::from(Span::styled("  none", t.muted)));
@@ -144,7 +166,10 @@ fn render_fragmentation(frame: &mut Frame, area: Rect, app: &App) {
                 Span::raw(format!(" ({g} GPUs) · {free_text} · {wl}")),
             ]
         }
-        None => vec![Span::styled("no pending GPU pods", t.muted), Span::raw(format!(" · {free_text}"))],
+        None => vec![
+            Span::styled("no pending GPU pods", t.muted),
+            Span::raw(format!(" · {free_text}")),
+        ],
     };
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

@@ -15,7 +15,9 @@ use crate::tui::widgets::table::{self, TableSpec};
 pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
     let t = &app.theme;
     let Some(plan) = data.plan.as_deref() else {
-        let block = Block::bordered().border_style(t.border).title(title(app, "Plan"));
+        let block = Block::bordered()
+            .border_style(t.border)
+            .title(title(app, "Plan"));
         let text = Line::from(Span::styled(
             "no plan yet: the shadow engine has not run on this snapshot",
             t.muted,
@@ -26,7 +28,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
     let [cycles, proposals] =
         Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
     render_cycles(frame, cycles, app, plan);
-    let index = app.index(ViewId::Plan);
+    let index = app.visible(ViewId::Plan);
     let spec = TableSpec {
         title: Line::from(" Proposals awaiting approval (a approves) "),
         header: vec!["ID", "ACTION", "TARGET", "SUMMARY"],
@@ -55,11 +57,17 @@ fn render_cycles(frame: &mut Frame, area: Rect, app: &App, plan: &PlanView) {
     let t = &app.theme;
     let mut lines = Vec::new();
     for c in &plan.cycles {
-        lines.push(Line::from(Span::styled(format!("cycle {}", c.index), t.header)));
+        lines.push(Line::from(Span::styled(
+            format!("cycle {}", c.index),
+            t.header,
+        )));
         for a in &c.admitted {
             lines.push(Line::from(vec![
                 Span::styled("  admit   ", t.ok),
-                Span::raw(format!("{} → {}  [{}]", a.workload, a.cluster_queue, a.flavors)),
+                Span::raw(format!(
+                    "{} → {}  [{}]",
+                    a.workload, a.cluster_queue, a.flavors
+                )),
             ]));
         }
         for p in &c.preempted {
@@ -76,10 +84,18 @@ fn render_cycles(frame: &mut Frame, area: Rect, app: &App, plan: &PlanView) {
         }
     }
     if lines.is_empty() {
-        lines.push(Line::from(Span::styled("no admissions or preemptions planned", t.muted)));
+        lines.push(Line::from(Span::styled(
+            "no admissions or preemptions planned",
+            t.muted,
+        )));
     }
     let block = Block::bordered()
         .border_style(t.border)
         .title(title(app, "Plan: cycles").style(t.title));
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block),
+        area,
+    );
 }

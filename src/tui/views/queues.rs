@@ -57,7 +57,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
 fn render_tree(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let tree = &app.cache.queues;
-    let index = app.index(ViewId::Queues);
+    let index = app.visible(ViewId::Queues);
     let bar_width = if area.width >= 90 { 16 } else { 8 };
     let spec = TableSpec {
         title: title(app, "Queues: cohort › ClusterQueue › LocalQueue"),
@@ -104,7 +104,12 @@ fn render_tree(frame: &mut Frame, area: Rect, app: &App) {
                 let lq = &tree.lqs[*index];
                 let held = if lq.held { " (held)" } else { "" };
                 Row::new(vec![
-                    Cell::from(format!("{}· {}/{}{held}", "  ".repeat(*depth), lq.namespace, lq.name)),
+                    Cell::from(format!(
+                        "{}· {}/{}{held}",
+                        "  ".repeat(*depth),
+                        lq.namespace,
+                        lq.name
+                    )),
                     Cell::from(""),
                     Cell::from(""),
                     Cell::from(lq.pending.to_string()),
@@ -132,7 +137,10 @@ fn render_detail(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let block = Block::bordered().border_style(t.border);
     let Some(cq) = selected_cq(app) else {
-        let hint = Line::from(Span::styled("select a ClusterQueue for quota figures", t.muted));
+        let hint = Line::from(Span::styled(
+            "select a ClusterQueue for quota figures",
+            t.muted,
+        ));
         frame.render_widget(Paragraph::new(hint).block(block.title(" Quota ")), area);
         return;
     };
@@ -168,10 +176,20 @@ fn render_detail(frame: &mut Frame, area: Rect, app: &App) {
                     bar_width.into(),
                     t,
                 ))),
-                Cell::from(Line::from(Span::styled(pct, if over { t.queue_over_quota } else { t.text })).right_aligned()),
+                Cell::from(
+                    Line::from(Span::styled(
+                        pct,
+                        if over { t.queue_over_quota } else { t.text },
+                    ))
+                    .right_aligned(),
+                ),
                 Cell::from(num(q.nominal)),
                 Cell::from(num(q.used)),
-                Cell::from(num(q.borrowed).style(if q.borrowed.is_zero() { t.text } else { t.borrowing })),
+                Cell::from(num(q.borrowed).style(if q.borrowed.is_zero() {
+                    t.text
+                } else {
+                    t.borrowing
+                })),
                 Cell::from(num(q.lendable).style(t.lending)),
             ])
         })
@@ -185,14 +203,30 @@ fn render_detail(frame: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(8),
         Constraint::Length(8),
     ];
-    let header = Row::new(vec!["FLAVOR RESOURCE", "", "USE%", "NOMINAL", "USED", "BORROWED", "LENDABLE"])
-        .style(t.header);
-    let table = Table::new(rows, widths).header(header).column_spacing(1).style(t.text);
+    let header = Row::new(vec![
+        "FLAVOR RESOURCE",
+        "",
+        "USE%",
+        "NOMINAL",
+        "USED",
+        "BORROWED",
+        "LENDABLE",
+    ])
+    .style(t.header);
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .style(t.text);
     frame.render_widget(table, figures);
 
     let hist = app.gpu_history.get(&cq.name);
     let values: Vec<i64> = hist.map_or(Vec::new(), |h| h.samples.iter().map(|s| s.1).collect());
-    let max = values.iter().copied().max().unwrap_or(0).max(cq.gpu_nominal);
+    let max = values
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(cq.gpu_nominal);
     let line = Line::from(vec![
         Span::raw("GPUs in use, last hour "),
         Span::styled(sparkline(&values, max), t.sparkline),

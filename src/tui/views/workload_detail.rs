@@ -21,12 +21,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData, row:
         .title(Line::from(format!(" {}/{} · Esc back ", row.namespace, row.name)).style(t.title));
     let key = (row.namespace.clone(), row.name.clone());
     let Some(wl) = data.state.workloads.get(&key) else {
-        let gone = Paragraph::new(Line::from(Span::styled("workload no longer exists", t.muted)));
+        let gone = Paragraph::new(Line::from(Span::styled(
+            "workload no longer exists",
+            t.muted,
+        )));
         frame.render_widget(gone.block(block), area);
         return;
     };
     let lines = lines(app, data, row, wl);
-    let text = Paragraph::new(lines).wrap(Wrap { trim: false }).block(block);
+    let text = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(block);
     frame.render_widget(text, area);
 }
 
@@ -45,8 +50,16 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
         Span::styled(row.state.label(), state_style(t, row.state)),
         Span::raw(format!("  priority {prio}  {} GPUs", row.gpus)),
     ]));
-    let cq = if row.cluster_queue.is_empty() { "—" } else { &row.cluster_queue };
-    let lq = if row.queue.is_empty() { "—" } else { &row.queue };
+    let cq = if row.cluster_queue.is_empty() {
+        "—"
+    } else {
+        &row.cluster_queue
+    };
+    let lq = if row.queue.is_empty() {
+        "—"
+    } else {
+        &row.queue
+    };
     out.push(Line::from(format!("queue {lq} → {cq}")));
     let owner = wl
         .owner
@@ -66,7 +79,9 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
     out.push(section(app, "shadow engine"));
     match verdict {
         Some(v) => {
-            let pos = v.position.map_or(String::new(), |p| format!("  position {p}"));
+            let pos = v
+                .position
+                .map_or(String::new(), |p| format!("  position {p}"));
             out.push(Line::from(vec![
                 Span::raw("  verdict "),
                 Span::styled(v.verdict.clone(), t.verdict),
@@ -76,12 +91,19 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
                 out.push(Line::from(format!("  {e}")));
             }
         }
-        None => out.push(Line::from(Span::styled("  — (no plan for this workload)", t.muted))),
+        None => out.push(Line::from(Span::styled(
+            "  — (no plan for this workload)",
+            t.muted,
+        ))),
     }
 
     out.push(section(app, "pod sets"));
     for ps in &wl.pod_sets {
-        let req: Vec<String> = ps.requests.iter().map(|(r, q)| format!("{r}={q}")).collect();
+        let req: Vec<String> = ps
+            .requests
+            .iter()
+            .map(|(r, q)| format!("{r}={q}"))
+            .collect();
         let flavors = wl
             .admission
             .as_ref()
@@ -109,12 +131,18 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
             ConditionStatus::False => "False",
             ConditionStatus::Unknown => "Unknown",
         };
-        let when = c
-            .last_transition_time
-            .map_or(String::new(), |ts| format!(" ({} ago)", format_age(app.now - ts)));
-        out.push(Line::from(format!("  {}={status} {}{when}", c.type_, c.reason)));
+        let when = c.last_transition_time.map_or(String::new(), |ts| {
+            format!(" ({} ago)", format_age(app.now - ts))
+        });
+        out.push(Line::from(format!(
+            "  {}={status} {}{when}",
+            c.type_, c.reason
+        )));
         if !c.message.is_empty() {
-            out.push(Line::from(Span::styled(format!("    {}", c.message), t.muted)));
+            out.push(Line::from(Span::styled(
+                format!("    {}", c.message),
+                t.muted,
+            )));
         }
     }
 
@@ -126,12 +154,19 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
         .range((wl.namespace.clone(), String::new())..)
         .take_while(|((ns, _), _)| *ns == wl.namespace)
         .map(|(_, p)| p)
-        .filter(|p| p.owner_references.iter().any(|o| Some(o.name.as_str()) == owner_name));
+        .filter(|p| {
+            p.owner_references
+                .iter()
+                .any(|o| Some(o.name.as_str()) == owner_name)
+        });
     let mut any = false;
     for p in pods {
         any = true;
         let node = p.node_name.as_deref().unwrap_or("—");
-        out.push(Line::from(format!("  {}  {}  node {node}", p.name, p.phase)));
+        out.push(Line::from(format!(
+            "  {}  {}  node {node}",
+            p.name, p.phase
+        )));
     }
     if !any {
         out.push(Line::from(Span::styled("  none", t.muted)));

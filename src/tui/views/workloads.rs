@@ -65,11 +65,21 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
 
 fn render_table(frame: &mut Frame, area: Rect, app: &App, wide: bool) {
     let t = &app.theme;
-    let index = app.index(ViewId::Workloads);
+    let index = app.visible(ViewId::Workloads);
     let rows = &app.cache.workloads;
     let (header, constraints) = if wide {
         (
-            vec!["NAMESPACE/NAME", "QUEUE", "PRIORITY", "STATE", "GPUS", "AGE", "WAIT", "POS", "VERDICT"],
+            vec![
+                "NAMESPACE/NAME",
+                "QUEUE",
+                "PRIORITY",
+                "STATE",
+                "GPUS",
+                "AGE",
+                "WAIT",
+                "POS",
+                "VERDICT",
+            ],
             vec![
                 Constraint::Fill(3),
                 Constraint::Length(16),
@@ -84,7 +94,15 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, wide: bool) {
         )
     } else {
         (
-            vec!["NAMESPACE/NAME", "PRIO", "STATE", "GPUS", "AGE", "WAIT", "VERDICT"],
+            vec![
+                "NAMESPACE/NAME",
+                "PRIO",
+                "STATE",
+                "GPUS",
+                "AGE",
+                "WAIT",
+                "VERDICT",
+            ],
             vec![
                 Constraint::Fill(2),
                 Constraint::Length(7),
@@ -136,7 +154,11 @@ fn row<'a>(r: &WorkloadRow, app: &App, wide: bool, name_w: usize, verdict_w: usi
         } else {
             format!("{} ({})", r.priority_class, r.priority)
         };
-        let queue = if r.queue.is_empty() { "—".to_string() } else { truncate(&r.queue, 16) };
+        let queue = if r.queue.is_empty() {
+            "—".to_string()
+        } else {
+            truncate(&r.queue, 16)
+        };
         cells.push(Cell::from(queue));
         cells.push(Cell::from(truncate(&prio, 22)));
     } else {

@@ -26,7 +26,11 @@ pub fn bar(used: i128, nominal: i128, width: usize, theme: &Theme) -> Vec<Span<'
 /// Percentage of nominal in use, for the text beside the bar.
 pub fn percent(used: i128, nominal: i128) -> String {
     if nominal <= 0 {
-        return if used > 0 { "∞%".into() } else { "—".into() };
+        return if used > 0 {
+            "∞%".into()
+        } else {
+            "—".into()
+        };
     }
     format!("{}%", used * 100 / nominal)
 }

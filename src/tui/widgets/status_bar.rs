@@ -18,7 +18,10 @@ pub fn sync_summary(data: &ConsoleData, now: i64) -> (String, bool) {
     for r in &data.sync.resources {
         let s = match &r.state {
             SyncState::Synced => continue,
-            SyncState::Syncing { done, total: Some(t) } => format!("{} syncing {done}/{t}", r.kind),
+            SyncState::Syncing {
+                done,
+                total: Some(t),
+            } => format!("{} syncing {done}/{t}", r.kind),
             SyncState::Syncing { done, total: None } => format!("{} syncing {done}", r.kind),
             SyncState::Resyncing { since } => {
                 format!("{} resyncing {}", r.kind, format_age(now - since))
@@ -50,10 +53,17 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleDat
         spans.push(Span::styled(" READ-ONLY ", t.readonly_badge));
         spans.push(Span::raw(" "));
     }
-    let ctx = if data.context.is_empty() { "—" } else { &data.context };
+    let ctx = if data.context.is_empty() {
+        "—"
+    } else {
+        &data.context
+    };
     spans.push(Span::raw(format!(" ctx {ctx} │ ")));
     let (sync, bad) = sync_summary(data, app.now);
-    spans.push(Span::styled(sync, if bad { t.danger } else { t.status_bar }));
+    spans.push(Span::styled(
+        sync,
+        if bad { t.danger } else { t.status_bar },
+    ));
     let last = match data.sync.last_event {
         Some(ts) => format!(" │ last event {} ago", format_age(app.now - ts)),
         None => " │ no events yet".into(),
