@@ -292,3 +292,63 @@ fn gpu_history_keeps_an_hour_of_minutes() {
     assert_eq!(h.samples.back(), Some(&(89, 90)));
     assert_eq!(h.samples.front(), Some(&(30, 31)));
 }
+
+#[test]
+fn status_bar_spells_out_sync_state() {
+    use gangplank::tui::widgets::status_bar::sync_summary;
+    let mut data = tui_fixture::data();
+    let now = tui_fixture::NOW;
+    assert_eq!(sync_summary(&data, now), ("synced".into(), false));
+    data.sync.resources = vec![
+        ResourceSync {
+            kind: "wl".into(),
+            state: SyncState::Synced,
+        },
+        ResourceSync {
+            kind: "pods".into(),
+            state: SyncState::Syncing {
+                done: 120,
+                total: Some(500),
+            },
+        },
+        ResourceSync {
+            kind: "nodes".into(),
+            state: SyncState::Resyncing {
+                since: now - 12_000,
+            },
+        },
+        ResourceSync {
+            kind: "rf".into(),
+            state: SyncState::Forbidden,
+        },
+        ResourceSync {
+            kind: "cq".into(),
+            state: SyncState::Error("timeout".into()),
+        },
+    ];
+    let (text, bad) = sync_summary(&data, now);
+    assert_eq!(
+        text,
+        "pods syncing 120/500, nodes resyncing 12s, rf forbidden, cq error: timeout"
+    );
+    assert!(bad);
+    let mut a = app(ViewId::Workloads, 160, 48, "dark");
+    update(&mut a, Msg::Data(data));
+    let s = tui_fixture::screen(&a, 160, 48);
+    assert!(
+        s.contains("ctx seed (simulator) │ pods syncing 120/500, nodes resyncing 12s"),
+        "{s}"
+    );
+    assert!(s.contains("last event 3s ago │ plan 3ms, 2s ago"), "{s}");
+}
+
+#[test]
+fn ages_are_compact() {
+    use gangplank::tui::widgets::format_age;
+    assert_eq!(format_age(45_000), "45s");
+    assert_eq!(format_age(12 * 60_000), "12m");
+    assert_eq!(format_age(3 * 3_600_000 + 4 * 60_000), "3h04m");
+    assert_eq!(format_age(2 * 86_400_000 + 3 * 3_600_000), "2d03h");
+    assert_eq!(format_age(332 * 86_400_000), "332d");
+    assert_eq!(format_age(-5), "0s");
+}

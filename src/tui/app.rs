@@ -170,7 +170,12 @@ impl App {
                 (None, None) => true,
                 _ => false,
             };
-        if !same {
+        if same {
+            // Same snapshot and plan: nothing derived can differ.
+            self.cache.data = data;
+            return;
+        }
+        {
             let state = &data.state;
             let plan = data.plan.as_deref();
             self.cache.workloads = WorkloadRow::build_all(state, plan);
@@ -208,7 +213,7 @@ impl App {
         self.scroll_into_view(view);
     }
 
-    fn scroll_into_view(&mut self, view: ViewId) {
+    pub(crate) fn scroll_into_view(&mut self, view: ViewId) {
         let page = self.page_rows();
         let list = &mut self.lists[view.index()];
         if list.selected < list.offset {

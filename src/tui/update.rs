@@ -24,8 +24,9 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
         }
         Msg::Resize(w, h) => {
             app.size = (w, h);
+            // Only the page size changed: keep selections visible, do not re-sort.
             for view in ViewId::ALL {
-                app.reindex(view);
+                app.scroll_into_view(view);
             }
             vec![Effect::Redraw]
         }
@@ -206,7 +207,7 @@ fn sort(app: &mut App, action: KeyAction) {
 /// Enter: open the detail pane, or drill from a queue into its workloads.
 fn select(app: &mut App) {
     match app.view {
-        ViewId::Workloads | ViewId::Nodes | ViewId::Plan => {
+        ViewId::Workloads | ViewId::Nodes => {
             app.detail = !app.visible(app.view).is_empty();
         }
         ViewId::Queues => {

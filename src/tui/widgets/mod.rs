@@ -5,7 +5,7 @@ pub mod gauge;
 pub mod status_bar;
 pub mod table;
 
-/// "45s", "12m", "3h04m", "2d03h": compact, fixed vocabulary ages.
+/// "45s", "12m", "3h04m", "2d03h", "332d": compact ages, at most 6 cells.
 pub fn format_age(ms: i64) -> String {
     if ms < 0 {
         return "0s".into();
@@ -15,7 +15,9 @@ pub fn format_age(ms: i64) -> String {
         0..=59 => format!("{s}s"),
         60..=3599 => format!("{}m", s / 60),
         3600..=86_399 => format!("{}h{:02}m", s / 3600, s / 60 % 60),
-        _ => format!("{}d{:02}h", s / 86_400, s / 3600 % 24),
+        // Hours stop mattering after ten days, and the column stays narrow.
+        86_400..=863_999 => format!("{}d{:02}h", s / 86_400, s / 3600 % 24),
+        _ => format!("{}d", s / 86_400),
     }
 }
 
