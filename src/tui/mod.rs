@@ -19,6 +19,7 @@ pub mod command;
 pub mod config;
 pub mod data;
 pub mod filter;
+pub mod keychord;
 pub mod keymap;
 pub mod msg;
 pub mod rows;
