@@ -352,3 +352,30 @@ fn ages_are_compact() {
     assert_eq!(format_age(332 * 86_400_000), "332d");
     assert_eq!(format_age(-5), "0s");
 }
+
+#[test]
+fn observe_rebuilds_only_on_change() {
+    let mut a = app(ViewId::Workloads, 80, 24, "dark");
+    let data = a.cache.data.clone();
+    update(&mut a, key(KeyCode::Char('/')));
+    type_str(&mut a, "boss");
+    update(&mut a, key(KeyCode::Enter));
+    // Same snapshot: the filtered index survives untouched.
+    a.observe(&data, tui_fixture::NOW + 1_000);
+    assert_eq!(a.now, tui_fixture::NOW + 1_000);
+    assert_eq!(names(&a), ["nlp-team/boss-urgent-llama-finetune"]);
+    // New snapshot without the boss job: rebuilt, still filtered.
+    let mut state = (*data.state).clone();
+    state.workloads.remove(&(
+        "nlp-team".to_string(),
+        "boss-urgent-llama-finetune".to_string(),
+    ));
+    let newer = ConsoleData {
+        state: std::sync::Arc::new(state),
+        generation: 2,
+        ..data
+    };
+    a.observe(&newer, tui_fixture::NOW + 2_000);
+    assert!(names(&a).is_empty());
+    assert_eq!(a.cache.workloads.len(), 4);
+}

@@ -112,3 +112,29 @@ fn command_line_shows_candidates() {
         "{s}"
     );
 }
+
+#[test]
+fn queues_tree_with_cohorts() {
+    use gangplank::model::synthetic::{SyntheticSpec, generate};
+    let spec = SyntheticSpec {
+        cohorts: 2,
+        cluster_queues_per_cohort: 2,
+        nodes: 16,
+        gpus_per_node: 8,
+        admitted_workloads: 10,
+        pending_workloads: 30,
+        seed: 7,
+    };
+    let data = ConsoleData::from_state(std::sync::Arc::new(generate(&spec)), "synthetic");
+    let mut a = App::new(
+        Default::default(),
+        Theme::preset("dark"),
+        false,
+        ViewId::Queues,
+    );
+    update(&mut a, Msg::Resize(80, 24));
+    update(&mut a, Msg::Tick(1_767_225_600_000 + 3_600_000));
+    update(&mut a, Msg::Data(data));
+    update(&mut a, key(KeyCode::Char('j')));
+    insta::assert_snapshot!(screen(&a, 80, 24));
+}

@@ -160,6 +160,15 @@ impl App {
         self.cache.queues.lines.get(i as usize)
     }
 
+    /// For front ends that are handed the data at draw time (the SSH server's
+    /// `SessionApp::render(&mut self, &data, frame)`): moves the clock and rebuilds
+    /// the caches only if `data` differs from what they were built from. Then call
+    /// [`view`](super::view).
+    pub fn observe(&mut self, data: &ConsoleData, now: Timestamp) {
+        self.now = now;
+        self.set_data(data.clone());
+    }
+
     /// Rebuilds the derived rows when the data really changed.
     pub(crate) fn set_data(&mut self, data: ConsoleData) {
         let old = &self.cache.data;
