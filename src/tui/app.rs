@@ -1,0 +1,242 @@
+//! [`App`]: the console's per-session UI state and the caches derived from the data.
+//!
+//! One `App` per terminal or SSH session. It owns no I/O. [`update`] (in
+//! `update.rs`) is the only thing that changes it; views read it through `&App`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use super::data::ConsoleData;
+use super::filter::Filter;
+use super::keymap::Keymap;
+use super::msg::ViewId;
+use super::rows::nodes::NodeTable;
+use super::rows::queues::{QueueLine, QueueTree};
+use super::rows::workloads::{self, WorkloadRow};
+use super::theme::Theme;
+use crate::model::Timestamp;
+
+pub use super::update::update;
+
+/// What keys currently do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Normal,
+    /// Typing a `:` command; the text after the colon.
+    Command(String),
+    /// Typing a `/` filter.
+    Filter(String),
+    /// The `?` overlay, with its scroll offset.
+    Help(usize),
+}
+
+/// Selection and scroll position of one list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListState {
+    pub selected: usize,
+    pub offset: usize,
+}
+
+/// Sort column and direction of one view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SortState {
+    pub column: usize,
+    pub reverse: bool,
+}
+
+/// GPUs in use per minute over the last hour, for one ClusterQueue.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// (minute since the epoch, GPUs in use), oldest first, at most 60 entries.
+    pub samples: VecDeque<(i64, i64)>,
+}
+
+impl History {
+    pub const MINUTES: usize = 60;
+
+    /// Records a sample; several samples in one minute keep the latest.
+    pub fn record(&mut self, now: Timestamp, value: i64) {
+        let minute = now.div_euclid(60_000);
+        match self.samples.back_mut() {
+            Some(last) if last.0 == minute => last.1 = value,
+            _ => self.samples.push_back((minute, value)),
+        }
+        while self.samples.len() > Self::MINUTES
+            || self
+                .samples
+                .front()
+                .is_some_and(|f| f.0 <= minute - Self::MINUTES as i64)
+        {
+            self.samples.pop_front();
+        }
+    }
+}
+
+/// Rows derived from the data, and the filtered + sorted index of each view.
+#[derive(Clone, Debug, Default)]
+pub struct Cache {
+    /// The data the caches were built from.
+    pub data: ConsoleData,
+    pub workloads: Vec<WorkloadRow>,
+    pub queues: QueueTree,
+    pub nodes: NodeTable,
+    /// Per view (in `ViewId::ALL` order): indices of the visible rows, in display order.
+    pub index: [Vec<u32>; 7],
+}
+
+/// The console's UI state.
+#[derive(Clone, Debug)]
+pub struct App {
+    pub view: ViewId,
+    pub mode: Mode,
+    pub readonly: bool,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub filter: Filter,
+    /// Feedback for the message line.
+    pub message: Option<String>,
+    /// The detail pane of the current view is open.
+    pub detail: bool,
+    /// Views to return to with Esc (drill-ins push here).
+    pub back_stack: Vec<(ViewId, Filter)>,
+    pub lists: [ListState; 7],
+    pub sorts: [SortState; 7],
+    pub now: Timestamp,
+    /// Terminal size in columns × rows.
+    pub size: (u16, u16),
+    pub cache: Cache,
+    pub gpu_history: HashMap<String, History>,
+}
+
+impl App {
+    pub fn new(keymap: Keymap, theme: Theme, readonly: bool, view: ViewId) -> App {
+        App {
+            view,
+            mode: Mode::Normal,
+            readonly,
+            keymap,
+            theme,
+            filter: Filter::default(),
+            message: None,
+            detail: false,
+            back_stack: Vec::new(),
+            lists: [ListState::default(); 7],
+            sorts: [SortState::default(); 7],
+            now: 0,
+            size: (80, 24),
+            cache: Cache::default(),
+            gpu_history: HashMap::new(),
+        }
+    }
+
+    pub fn list(&self) -> &ListState {
+        &self.lists[self.view.index()]
+    }
+
+    pub fn visible(&self, view: ViewId) -> &[u32] {
+        &self.cache.index[view.index()]
+    }
+
+    /// Rows a list can show at the current size (chrome: tabs, header, borders, status
+    /// and message lines).
+    pub fn page_rows(&self) -> usize {
+        usize::from(self.size.1.saturating_sub(7)).max(1)
+    }
+
+    /// The selected workload row, if the Workloads view has one.
+    pub fn selected_workload(&self) -> Option<&WorkloadRow> {
+        let i = *self
+            .visible(ViewId::Workloads)
+            .get(self.lists[ViewId::Workloads.index()].selected)?;
+        self.cache.workloads.get(i as usize)
+    }
+
+    /// The selected line of the queue tree.
+    pub fn selected_queue_line(&self) -> Option<&QueueLine> {
+        let i = *self
+            .visible(ViewId::Queues)
+            .get(self.lists[ViewId::Queues.index()].selected)?;
+        self.cache.queues.lines.get(i as usize)
+    }
+
+    /// For front ends that are handed the data at draw time (the SSH server's
+    /// `SessionApp::render(&mut self, &data, frame)`): moves the clock and rebuilds
+    /// the caches only if `data` differs from what they were built from. Then call
+    /// [`view`](super::view).
+    pub fn observe(&mut self, data: &ConsoleData, now: Timestamp) {
+        self.now = now;
+        self.set_data(data.clone());
+    }
+
+    /// Rebuilds the derived rows when the data really changed.
+    pub(crate) fn set_data(&mut self, data: ConsoleData) {
+        let old = &self.cache.data;
+        let same = old.generation == data.generation
+            && Arc::ptr_eq(&old.state, &data.state)
+            && match (&old.plan, &data.plan) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            };
+        if same {
+            // Same snapshot and plan: nothing derived can differ.
+            self.cache.data = data;
+            return;
+        }
+        {
+            let state = &data.state;
+            let plan = data.plan.as_deref();
+            self.cache.workloads = WorkloadRow::build_all(state, plan);
+            self.cache.queues = QueueTree::build(state);
+            self.cache.nodes = NodeTable::build(state);
+            for (cq, used) in self.cache.queues.gpu_usage() {
+                self.gpu_history
+                    .entry(cq.to_string())
+                    .or_default()
+                    .record(self.now, used);
+            }
+        }
+        self.cache.data = data;
+        for view in ViewId::ALL {
+            self.reindex(view);
+        }
+    }
+
+    /// Recomputes one view's filtered + sorted index and clamps its selection.
+    pub(crate) fn reindex(&mut self, view: ViewId) {
+        let sort = self.sorts[view.index()];
+        let index = super::views::index_for(self, view, sort);
+        let list = &mut self.lists[view.index()];
+        list.selected = list.selected.min(index.len().saturating_sub(1));
+        self.cache.index[view.index()] = index;
+        self.scroll_into_view(view);
+    }
+
+    /// Moves the selection to `target` (clamped) and keeps it on screen.
+    pub(crate) fn select(&mut self, target: isize) {
+        let len = self.visible(self.view).len();
+        let view = self.view;
+        let list = &mut self.lists[view.index()];
+        list.selected = target.clamp(0, len.saturating_sub(1) as isize) as usize;
+        self.scroll_into_view(view);
+    }
+
+    pub(crate) fn scroll_into_view(&mut self, view: ViewId) {
+        let page = self.page_rows();
+        let list = &mut self.lists[view.index()];
+        if list.selected < list.offset {
+            list.offset = list.selected;
+        } else if list.selected >= list.offset + page {
+            list.offset = list.selected + 1 - page;
+        }
+    }
+}
+
+/// Sorts workload row indices in place for a sort state.
+pub(crate) fn sort_workloads(rows: &[WorkloadRow], index: &mut [u32], sort: SortState, now: i64) {
+    index.sort_unstable_by(|&a, &b| {
+        let ord = workloads::compare(&rows[a as usize], &rows[b as usize], sort.column, now);
+        if sort.reverse { ord.reverse() } else { ord }
+    });
+}

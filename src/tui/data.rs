@@ -1,0 +1,198 @@
+//! What the console displays: [`ConsoleData`], published by whoever owns the data.
+//!
+//! Everything here is plain data with no behaviour beyond small helpers, so the live
+//! source, the simulator, the SSH server and tests can all build it.
+//!
+//! # The engine seam
+//! [`PlanView`] is the console's own, deliberately small picture of a shadow-engine
+//! plan. The console never imports engine types: the lead writes one adapter
+//! (`fn plan_view(plan: &engine::Plan) -> PlanView`) that fills
+//! * [`PlanView::verdicts`] — one [`Verdict`] per workload key `(namespace, name)`:
+//!   a short verdict string ("admit", "preempts 2", "waits: quota"), the queue position,
+//!   and the explanation lines shown in the workload detail pane;
+//! * [`PlanView::cycles`] — per scheduling cycle, who was admitted (with flavors) and
+//!   which preemptions happened (preemptor → victims, reason, GPUs freed);
+//! * [`PlanView::proposals`] — actions awaiting an operator's approval.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::model::{ClusterState, Timestamp};
+
+/// One published state of the console's inputs. Cheap to clone (`Arc`s).
+#[derive(Clone, Debug, Default)]
+pub struct ConsoleData {
+    /// The cluster snapshot being displayed.
+    pub state: Arc<ClusterState>,
+    /// The shadow engine's plan for `state`; `None` until the engine has run.
+    pub plan: Option<Arc<PlanView>>,
+    /// Watch / list progress per resource kind.
+    pub sync: SyncStatus,
+    /// Kube context (or "simulator", "file: …") shown in the status bar.
+    pub context: String,
+    /// Live objects that differ from what was declared (rows for the Drift view).
+    pub drift: Arc<Vec<DriftRow>>,
+    /// The action ledger (rows for the Audit view), newest last.
+    pub audit: Arc<Vec<AuditRow>>,
+    /// `doctor`-style findings (rows for the Health view).
+    pub health: Arc<Vec<HealthRow>>,
+    /// Bumped by the publisher on every change; the console rebuilds its caches when
+    /// it changes (an `Arc::ptr_eq` check on `state`/`plan` is used as well).
+    pub generation: u64,
+}
+
+/// The console-side view of one engine plan. See the module docs for how to fill it.
+#[derive(Clone, Debug, Default)]
+pub struct PlanView {
+    /// Per-workload verdicts, keyed by `(namespace, name)`.
+    pub verdicts: HashMap<(String, String), Verdict>,
+    /// Scheduling cycles in order.
+    pub cycles: Vec<CycleView>,
+    /// Proposed actions awaiting approval.
+    pub proposals: Vec<ProposalView>,
+    /// When the plan was computed (for "re-planned 3s ago").
+    pub computed_at: Option<Timestamp>,
+    /// How long the engine took, in milliseconds.
+    pub duration_ms: Option<u64>,
+}
+
+/// The engine's verdict on one workload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// Short text for the table column, e.g. "admit", "preempts 2", "waits: quota".
+    pub verdict: String,
+    /// 1-based position in its ClusterQueue's pending order, if pending.
+    pub position: Option<u32>,
+    /// Why, one line each, shown in the detail pane.
+    pub explanation: Vec<String>,
+}
+
+/// One scheduling cycle of the plan.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CycleView {
+    pub index: u32,
+    pub admitted: Vec<AdmissionView>,
+    pub preempted: Vec<PreemptionView>,
+}
+
+/// A workload admitted in a cycle.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AdmissionView {
+    /// "namespace/name".
+    pub workload: String,
+    pub cluster_queue: String,
+    /// e.g. "nvidia.com/gpu: p4d-flavor".
+    pub flavors: String,
+}
+
+/// One preemption decision: a preemptor and the victims it evicts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreemptionView {
+    pub preemptor: String,
+    pub victims: Vec<String>,
+    /// Kueue's reason vocabulary: InClusterQueue, InCohortReclamation, …
+    pub reason: String,
+    pub gpus_freed: i64,
+}
+
+/// An action awaiting approval.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProposalView {
+    pub id: String,
+    /// What would be done, e.g. "evict", "reprioritize".
+    pub action: String,
+    /// The object it acts on.
+    pub target: String,
+    pub summary: String,
+}
+
+/// Sync progress of every watched resource kind, plus the age of the last event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncStatus {
+    pub resources: Vec<ResourceSync>,
+    /// When the last watch event arrived.
+    pub last_event: Option<Timestamp>,
+}
+
+/// Sync state of one kind, named by its short name (wl, cq, lq, rf, nodes, pods).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceSync {
+    pub kind: String,
+    pub state: SyncState,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncState {
+    Synced,
+    /// Initial list in progress: `done` objects of `total` (if known).
+    Syncing {
+        done: u64,
+        total: Option<u64>,
+    },
+    /// The watch broke and is relisting since the given time.
+    Resyncing {
+        since: Timestamp,
+    },
+    /// RBAC forbids watching this kind.
+    Forbidden,
+    Error(String),
+}
+
+/// One drifted object.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DriftRow {
+    /// "kind/namespace/name".
+    pub object: String,
+    pub field: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+/// One ledger entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditRow {
+    pub time: Timestamp,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub outcome: String,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    #[default]
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    /// A fixed-width word so severity never relies on colour.
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "WARN",
+            Severity::Error => "ERROR",
+        }
+    }
+}
+
+/// One health finding.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HealthRow {
+    pub severity: Severity,
+    pub check: String,
+    pub objects: Vec<String>,
+    pub message: String,
+}
+
+impl ConsoleData {
+    /// A console input over a cluster state with nothing else known yet.
+    pub fn from_state(state: Arc<ClusterState>, context: impl Into<String>) -> Self {
+        ConsoleData {
+            state,
+            context: context.into(),
+            ..ConsoleData::default()
+        }
+    }
+}

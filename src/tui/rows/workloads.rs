@@ -1,0 +1,234 @@
+//! Workload rows: derived once per data change, then filtered and sorted by index.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use super::{GPU, gpus_of};
+use crate::model::{ClusterState, ConditionStatus, Timestamp, Workload};
+use crate::tui::data::{PlanView, Verdict};
+use crate::tui::filter::{Filter, FilterKey};
+
+/// A workload's state as an operator thinks of it, derived from conditions,
+/// admission and `spec.active`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WlState {
+    Pending,
+    QuotaReserved,
+    Admitted,
+    Evicted,
+    Preempted,
+    Finished,
+    Inactive,
+}
+
+impl WlState {
+    pub fn label(self) -> &'static str {
+        match self {
+            WlState::Pending => "Pending",
+            WlState::QuotaReserved => "QuotaReserved",
+            WlState::Admitted => "Admitted",
+            WlState::Evicted => "Evicted",
+            WlState::Preempted => "Preempted",
+            WlState::Finished => "Finished",
+            WlState::Inactive => "Inactive",
+        }
+    }
+
+    /// Finished beats everything; a deactivated workload is Inactive whatever else it
+    /// says; an evicted one reports why (Preempted) until it is admitted again.
+    pub fn of(wl: &Workload) -> WlState {
+        let is = |t: &str| wl.condition_true(t);
+        if is("Finished") {
+            WlState::Finished
+        } else if !wl.active {
+            WlState::Inactive
+        } else if is("Evicted") || is("Preempted") {
+            if is("Preempted")
+                || wl
+                    .condition("Evicted")
+                    .is_some_and(|c| c.reason.contains("Preempted"))
+            {
+                WlState::Preempted
+            } else {
+                WlState::Evicted
+            }
+        } else if wl.admission.is_some() && (is("Admitted") || wl.conditions.is_empty()) {
+            WlState::Admitted
+        } else if wl.has_quota_reservation() {
+            WlState::QuotaReserved
+        } else {
+            WlState::Pending
+        }
+    }
+}
+
+/// One row of the Workloads view.
+#[derive(Clone, Debug)]
+pub struct WorkloadRow {
+    pub namespace: String,
+    pub name: String,
+    pub queue: String,
+    pub cluster_queue: String,
+    pub priority_class: String,
+    pub priority: i32,
+    pub state: WlState,
+    pub gpus: i64,
+    pub created: Timestamp,
+    /// When the wait ended (quota reserved), if it did.
+    pub admitted_at: Option<Timestamp>,
+    /// When the current wait started (creation, or the last eviction/requeue).
+    pub waiting_since: Timestamp,
+    pub position: Option<u32>,
+    pub verdict: Option<String>,
+    /// Lower-case searchable text.
+    haystack: String,
+}
+
+impl WorkloadRow {
+    /// Builds every row. Lookup tables are built once and borrow from the inputs, so
+    /// the per-workload cost is a handful of string copies (100,000 rows: tens of ms).
+    pub fn build_all(state: &ClusterState, plan: Option<&PlanView>) -> Vec<WorkloadRow> {
+        let lq_cq: HashMap<(&str, &str), &str> = state
+            .local_queues
+            .values()
+            .map(|lq| {
+                (
+                    (lq.namespace.as_str(), lq.name.as_str()),
+                    lq.cluster_queue.as_str(),
+                )
+            })
+            .collect();
+        let verdicts: HashMap<(&str, &str), &Verdict> = plan
+            .map(|p| {
+                p.verdicts
+                    .iter()
+                    .map(|((ns, n), v)| ((ns.as_str(), n.as_str()), v))
+                    .collect()
+            })
+            .unwrap_or_default();
+        state
+            .workloads
+            .values()
+            .map(|wl| {
+                let key = (wl.namespace.as_str(), wl.name.as_str());
+                let queue = wl.queue_name.as_deref().unwrap_or("");
+                let cq = match &wl.admission {
+                    Some(a) => a.cluster_queue.as_str(),
+                    None => lq_cq.get(&(key.0, queue)).copied().unwrap_or(""),
+                };
+                WorkloadRow::build(wl, cq, verdicts.get(&key).copied())
+            })
+            .collect()
+    }
+
+    fn build(wl: &Workload, cluster_queue: &str, verdict: Option<&Verdict>) -> WorkloadRow {
+        let reserved = wl
+            .condition("QuotaReserved")
+            .filter(|c| c.status == ConditionStatus::True);
+        let waiting_since = ["Requeued", "Evicted"]
+            .iter()
+            .filter_map(|t| wl.condition(t).and_then(|c| c.last_transition_time))
+            .max()
+            .unwrap_or(wl.creation_timestamp);
+        let st = WlState::of(wl);
+        let priority_class = wl.priority_class.as_ref().map_or("", |p| p.name.as_str());
+        let queue = wl.queue_name.as_deref().unwrap_or("");
+        let verdict_text = verdict.map(|v| v.verdict.clone());
+        // Kubernetes names are lower-case already; only the state and verdict need it.
+        let mut haystack = String::with_capacity(96);
+        for part in [
+            wl.namespace.as_str(),
+            "/",
+            &wl.name,
+            " ",
+            queue,
+            " ",
+            cluster_queue,
+            " ",
+        ] {
+            haystack.push_str(part);
+        }
+        haystack.push_str(&priority_class.to_lowercase());
+        haystack.push(' ');
+        haystack.push_str(&st.label().to_lowercase());
+        if let Some(v) = &verdict_text {
+            haystack.push(' ');
+            haystack.push_str(&v.to_lowercase());
+        }
+        let gpus = wl
+            .pod_sets
+            .iter()
+            .map(|ps| ps.requests.get(GPU).map_or(0, |q| gpus_of(*q)) * i64::from(ps.count))
+            .sum();
+        WorkloadRow {
+            namespace: wl.namespace.clone(),
+            name: wl.name.clone(),
+            queue: queue.to_string(),
+            cluster_queue: cluster_queue.to_string(),
+            priority_class: priority_class.to_string(),
+            priority: wl.priority,
+            state: st,
+            gpus,
+            created: wl.creation_timestamp,
+            admitted_at: reserved.and_then(|c| c.last_transition_time),
+            waiting_since,
+            position: verdict.and_then(|v| v.position),
+            verdict: verdict_text,
+            haystack,
+        }
+    }
+
+    /// How long it waited (admitted) or has been waiting (pending), at `now`.
+    pub fn wait_ms(&self, now: Timestamp) -> Option<i64> {
+        match self.state {
+            WlState::Finished | WlState::Inactive => None,
+            WlState::Admitted | WlState::QuotaReserved => {
+                self.admitted_at.map(|t| t - self.created)
+            }
+            _ => Some(now - self.waiting_since),
+        }
+    }
+
+    pub fn matches(&self, filter: &Filter) -> bool {
+        let prio = self.priority.to_string();
+        filter.matches(&self.haystack, |key| {
+            Some(match key {
+                FilterKey::Namespace => vec![self.namespace.as_str()],
+                FilterKey::Queue => vec![self.queue.as_str()],
+                FilterKey::ClusterQueue => vec![self.cluster_queue.as_str()],
+                FilterKey::State => vec![self.state.label()],
+                FilterKey::Priority => vec![self.priority_class.as_str(), prio.as_str()],
+            })
+        })
+    }
+}
+
+/// The sortable columns of the Workloads view, in `s` order.
+pub const SORT_COLUMNS: [&str; 9] = [
+    "NAME", "QUEUE", "PRIORITY", "STATE", "GPUS", "AGE", "WAIT", "POS", "VERDICT",
+];
+
+/// Compares two rows on a column (ascending), ties broken by namespace/name.
+pub fn compare(a: &WorkloadRow, b: &WorkloadRow, column: usize, now: Timestamp) -> Ordering {
+    let primary = match column {
+        1 => a.queue.cmp(&b.queue),
+        2 => a.priority.cmp(&b.priority),
+        3 => a.state.cmp(&b.state),
+        4 => a.gpus.cmp(&b.gpus),
+        // Ascending age: the younger (later-created) workload first.
+        5 => b.created.cmp(&a.created),
+        6 => a.wait_ms(now).cmp(&b.wait_ms(now)),
+        // Rows without a position sort last.
+        7 => match (a.position, b.position) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        },
+        8 => a.verdict.cmp(&b.verdict),
+        _ => Ordering::Equal,
+    };
+    primary
+        .then_with(|| a.namespace.cmp(&b.namespace))
+        .then_with(|| a.name.cmp(&b.name))
+}

@@ -1,0 +1,145 @@
+//! The local terminal loop: input, data and a slow tick in, frames out.
+//!
+//! One `tokio::select!` over crossterm's `EventStream`, the data `watch` channel,
+//! action notices and a tick (ages only). Redraws happen only when `update` asks for
+//! one, at most `max_fps` times a second. Nothing is printed while the console owns
+//! the terminal: feedback goes to the message line, diagnostics to `tracing`.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use crossterm::event::{Event, EventStream};
+use futures::StreamExt;
+use tokio::sync::{mpsc, watch};
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::app::{App, update};
+use super::color::ColorEnv;
+use super::config::{Config, ConfigError};
+use super::data::ConsoleData;
+use super::keymap::Keymap;
+use super::msg::{ActionRequest, Effect, Msg, ViewId};
+use super::terminal::TerminalGuard;
+use super::theme::Theme;
+use super::views::view;
+
+/// How to run the console.
+pub struct RunOptions {
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub readonly: bool,
+    pub default_view: ViewId,
+    pub max_fps: u32,
+    pub tick: Duration,
+    /// Where action requests go. `None`: actions answer "not available yet".
+    pub actions: Option<mpsc::UnboundedSender<ActionRequest>>,
+    /// Feedback from the action executor, shown on the message line.
+    pub notices: Option<mpsc::UnboundedReceiver<String>>,
+}
+
+impl RunOptions {
+    /// From a loaded config. `readonly` is the command-line flag, which wins when given
+    /// (`--readonly` / `--write`).
+    pub fn from_config(
+        config: &Config,
+        readonly: Option<bool>,
+        env: ColorEnv,
+    ) -> Result<RunOptions, ConfigError> {
+        Ok(RunOptions {
+            keymap: config.keymap()?,
+            theme: config.theme(env)?,
+            readonly: readonly.unwrap_or(config.readonly),
+            default_view: config.default_view,
+            max_fps: config.max_fps,
+            tick: Duration::from_millis(config.tick_ms),
+            actions: None,
+            notices: None,
+        })
+    }
+}
+
+fn now_ms() -> i64 {
+    jiff::Timestamp::now().as_millisecond()
+}
+
+/// Runs the console in the local terminal until the operator quits.
+pub async fn run_terminal(
+    mut data_rx: watch::Receiver<ConsoleData>,
+    mut opts: RunOptions,
+) -> anyhow::Result<()> {
+    let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
+    let mut app = App::new(
+        opts.keymap.clone(),
+        opts.theme.clone(),
+        opts.readonly,
+        opts.default_view,
+    );
+    let size = guard
+        .terminal
+        .size()
+        .context("cannot read the terminal size")?;
+    update(&mut app, Msg::Resize(size.width, size.height));
+    update(&mut app, Msg::Tick(now_ms()));
+    update(&mut app, Msg::Data(data_rx.borrow_and_update().clone()));
+
+    let mut events = EventStream::new();
+    let mut tick = tokio::time::interval(opts.tick);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let min_frame = Duration::from_secs_f64(1.0 / f64::from(opts.max_fps.max(1)));
+    let mut last_draw: Option<Instant> = None;
+    let mut dirty = true;
+    let mut data_open = true;
+    let mut notices = opts.notices.take();
+
+    loop {
+        let due = last_draw.map_or(Instant::now(), |t| t + min_frame);
+        if dirty && Instant::now() >= due {
+            guard
+                .terminal
+                .draw(|frame| view(&app, &app.cache.data, frame))
+                .context("cannot draw")?;
+            last_draw = Some(Instant::now());
+            dirty = false;
+        }
+        let msg = tokio::select! {
+            biased;
+            ev = events.next() => match ev {
+                Some(Ok(Event::Key(key))) => Msg::Key(key),
+                Some(Ok(Event::Resize(w, h))) => Msg::Resize(w, h),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(e).context("cannot read terminal input"),
+                None => return Ok(()),
+            },
+            changed = data_rx.changed(), if data_open => match changed {
+                Ok(()) => Msg::Data(data_rx.borrow_and_update().clone()),
+                // The publisher is gone: keep showing the last data.
+                Err(_) => {
+                    data_open = false;
+                    Msg::Notice("data source closed; showing the last snapshot".into())
+                }
+            },
+            Some(text) = async { notices.as_mut()?.recv().await }, if notices.is_some() => {
+                Msg::Notice(text)
+            }
+            _ = tick.tick() => Msg::Tick(now_ms()),
+            // Wake up to draw a frame that the rate limit held back.
+            _ = tokio::time::sleep_until(due), if dirty => continue,
+        };
+        for effect in update(&mut app, msg) {
+            match effect {
+                Effect::Quit => return Ok(()),
+                Effect::Redraw => dirty = true,
+                Effect::RunAction(req) => {
+                    let sent = opts.actions.as_ref().is_some_and(|tx| tx.send(req).is_ok());
+                    if !sent {
+                        update(
+                            &mut app,
+                            Msg::Notice("actions are not available yet".into()),
+                        );
+                    }
+                    dirty = true;
+                }
+            }
+        }
+    }
+}

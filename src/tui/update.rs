@@ -1,0 +1,304 @@
+//! `update(&mut App, Msg) -> Vec<Effect>`: the only place UI state changes.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::app::{App, Mode};
+use super::command::{self, Command};
+use super::filter::Filter;
+use super::keymap::KeyAction;
+use super::msg::{ActionKind, ActionRequest, ActionTarget, Effect, Msg, ViewId};
+use super::rows::queues::QueueLine;
+use super::views;
+
+/// Applies one message. Returns what the caller must do; `Redraw` when anything
+/// visible changed.
+pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Data(data) => {
+            app.set_data(data);
+            vec![Effect::Redraw]
+        }
+        Msg::Tick(now) => {
+            app.now = now;
+            vec![Effect::Redraw]
+        }
+        Msg::Resize(w, h) => {
+            app.size = (w, h);
+            // Only the page size changed: keep selections visible, do not re-sort.
+            for view in ViewId::ALL {
+                app.scroll_into_view(view);
+            }
+            vec![Effect::Redraw]
+        }
+        Msg::Notice(text) => {
+            app.message = Some(text);
+            vec![Effect::Redraw]
+        }
+        Msg::Key(key) => on_key(app, key),
+    }
+}
+
+fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    // Key releases and repeats arrive on some terminals (kitty protocol): act on presses.
+    if key.kind == KeyEventKind::Release {
+        return Vec::new();
+    }
+    let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+    match app.mode.clone() {
+        Mode::Command(text) => return edit_line(app, key, text, true),
+        Mode::Filter(text) => return edit_line(app, key, text, false),
+        Mode::Help(scroll) => {
+            let action = app.keymap.lookup(&key);
+            match action {
+                Some(KeyAction::Quit) if ctrl_c => return vec![Effect::Quit],
+                Some(KeyAction::Up) => app.mode = Mode::Help(scroll.saturating_sub(1)),
+                Some(KeyAction::Down) => app.mode = Mode::Help(scroll + 1),
+                _ => app.mode = Mode::Normal,
+            }
+            return vec![Effect::Redraw];
+        }
+        Mode::Normal => {}
+    }
+    match app.keymap.lookup(&key) {
+        Some(action) => {
+            app.message = None;
+            on_action(app, action)
+        }
+        // Ctrl-C always quits, even if a config rebinds `quit` without it.
+        None if ctrl_c => vec![Effect::Quit],
+        None => Vec::new(),
+    }
+}
+
+/// Edits the command or filter line. The filter applies live as it is typed.
+fn edit_line(app: &mut App, key: KeyEvent, mut text: String, is_command: bool) -> Vec<Effect> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match key.code {
+        KeyCode::Char('c') if ctrl => return vec![Effect::Quit],
+        KeyCode::Esc => {
+            app.mode = Mode::Normal;
+            if !is_command {
+                set_filter(app, Filter::default());
+            }
+            return vec![Effect::Redraw];
+        }
+        KeyCode::Enter => {
+            app.mode = Mode::Normal;
+            return if is_command {
+                run_command(app, &text)
+            } else {
+                vec![Effect::Redraw]
+            };
+        }
+        KeyCode::Tab if is_command => {
+            if let Some(done) = command::complete(&text) {
+                text = done;
+            }
+        }
+        KeyCode::Backspace if text.is_empty() => {
+            app.mode = Mode::Normal;
+            return vec![Effect::Redraw];
+        }
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char(c) if !ctrl => text.push(c),
+        _ => return Vec::new(),
+    }
+    if !is_command {
+        match Filter::parse(&text) {
+            Ok(f) => {
+                set_filter(app, f);
+                app.message = None;
+            }
+            Err(e) => app.message = Some(format!("filter: {e}")),
+        }
+    }
+    app.mode = if is_command {
+        Mode::Command(text)
+    } else {
+        Mode::Filter(text)
+    };
+    vec![Effect::Redraw]
+}
+
+fn set_filter(app: &mut App, filter: Filter) {
+    app.filter = filter;
+    for view in ViewId::ALL {
+        app.reindex(view);
+    }
+}
+
+fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
+    match command::parse(line) {
+        Ok(Command::Quit) => return vec![Effect::Quit],
+        Ok(Command::Help) => app.mode = Mode::Help(0),
+        Ok(Command::Context) => {
+            let ctx = &app.cache.data.context;
+            app.message = Some(format!(
+                "context: {}",
+                if ctx.is_empty() { "—" } else { ctx }
+            ));
+        }
+        Ok(Command::View(view, filter)) => {
+            switch_view(app, view);
+            if let Some(text) = filter {
+                match Filter::parse(&text) {
+                    Ok(f) => set_filter(app, f),
+                    Err(e) => app.message = Some(format!("filter: {e}")),
+                }
+            }
+        }
+        Err(e) => app.message = Some(e),
+    }
+    vec![Effect::Redraw]
+}
+
+fn switch_view(app: &mut App, view: ViewId) {
+    app.view = view;
+    app.detail = false;
+}
+
+fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
+    let page = app.page_rows() as isize;
+    let sel = app.list().selected as isize;
+    match action {
+        KeyAction::Quit => return vec![Effect::Quit],
+        KeyAction::Help => app.mode = Mode::Help(0),
+        KeyAction::Command => app.mode = Mode::Command(String::new()),
+        KeyAction::Filter => app.mode = Mode::Filter(app.filter.source.clone()),
+        KeyAction::NextView => switch_view(app, app.view.next()),
+        KeyAction::PrevView => switch_view(app, app.view.prev()),
+        KeyAction::Goto(i) => switch_view(app, ViewId::ALL[i.min(6)]),
+        KeyAction::Select => select(app),
+        KeyAction::Back => back(app),
+        KeyAction::Up => app.select(sel - 1),
+        KeyAction::Down => app.select(sel + 1),
+        KeyAction::Top => app.select(0),
+        KeyAction::Bottom => app.select(isize::MAX),
+        KeyAction::PageUp => app.select(sel - page),
+        KeyAction::PageDown => app.select(sel + page),
+        KeyAction::SortNext | KeyAction::SortReverse => sort(app, action),
+        KeyAction::Approve => return act(app, ActionKind::Approve),
+        KeyAction::Reprioritize => return act(app, ActionKind::Reprioritize),
+        KeyAction::Hold => return act(app, ActionKind::Hold),
+        KeyAction::Resume => return act(app, ActionKind::Resume),
+    }
+    vec![Effect::Redraw]
+}
+
+fn sort(app: &mut App, action: KeyAction) {
+    let columns = views::sort_columns(app.view);
+    if columns.is_empty() {
+        app.message = Some(format!("sort: not available in {}", app.view.name()));
+        return;
+    }
+    let s = &mut app.sorts[app.view.index()];
+    if action == KeyAction::SortNext {
+        s.column = (s.column + 1) % columns.len();
+    } else {
+        s.reverse = !s.reverse;
+    }
+    let dir = if s.reverse { "descending" } else { "ascending" };
+    app.message = Some(format!("sorted by {} {dir}", columns[s.column]));
+    app.reindex(app.view);
+}
+
+/// Enter: open the detail pane, or drill from a queue into its workloads.
+fn select(app: &mut App) {
+    match app.view {
+        ViewId::Workloads | ViewId::Nodes => {
+            app.detail = !app.visible(app.view).is_empty();
+        }
+        ViewId::Queues => {
+            let filter = match app.selected_queue_line() {
+                Some(QueueLine::ClusterQueue { index, .. }) => {
+                    format!("cq={}", app.cache.queues.cqs[*index].name)
+                }
+                Some(QueueLine::LocalQueue { index, .. }) => {
+                    let lq = &app.cache.queues.lqs[*index];
+                    format!("ns={} queue={}", lq.namespace, lq.name)
+                }
+                _ => return,
+            };
+            app.back_stack.push((app.view, app.filter.clone()));
+            switch_view(app, ViewId::Workloads);
+            if let Ok(f) = Filter::parse(&filter) {
+                set_filter(app, f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Esc: close the detail pane, else clear the filter, else go back a drill-in.
+fn back(app: &mut App) {
+    if app.detail {
+        app.detail = false;
+    } else if let Some((view, filter)) = app.back_stack.pop() {
+        switch_view(app, view);
+        set_filter(app, filter);
+    } else if !app.filter.is_empty() {
+        set_filter(app, Filter::default());
+    }
+}
+
+/// An action key: refused in read-only mode, otherwise an effect for the executor.
+fn act(app: &mut App, kind: ActionKind) -> Vec<Effect> {
+    if app.readonly {
+        app.message = Some(format!("read-only: {} is disabled", kind.name()));
+        return vec![Effect::Redraw];
+    }
+    match action_target(app, kind) {
+        Ok(target) => {
+            app.message = Some(format!("{}: requested", kind.name()));
+            vec![
+                Effect::RunAction(ActionRequest { kind, target }),
+                Effect::Redraw,
+            ]
+        }
+        Err(why) => {
+            app.message = Some(format!("{}: {why}", kind.name()));
+            vec![Effect::Redraw]
+        }
+    }
+}
+
+fn action_target(app: &App, kind: ActionKind) -> Result<ActionTarget, String> {
+    match (kind, app.view) {
+        (ActionKind::Approve, ViewId::Plan) => {
+            let plan = app.cache.data.plan.as_deref();
+            let i = app.visible(ViewId::Plan).get(app.list().selected);
+            match (plan, i) {
+                (Some(p), Some(&i)) => Ok(ActionTarget::Proposal {
+                    id: p.proposals[i as usize].id.clone(),
+                }),
+                _ => Err("no proposal selected".into()),
+            }
+        }
+        (ActionKind::Approve, _) => Err("select a proposal in the Plan view (4)".into()),
+        (_, ViewId::Workloads) => app
+            .selected_workload()
+            .map(|w| ActionTarget::Workload {
+                namespace: w.namespace.clone(),
+                name: w.name.clone(),
+            })
+            .ok_or_else(|| "no workload selected".into()),
+        (ActionKind::Hold | ActionKind::Resume, ViewId::Queues) => {
+            match app.selected_queue_line() {
+                Some(QueueLine::ClusterQueue { index, .. }) => Ok(ActionTarget::ClusterQueue {
+                    name: app.cache.queues.cqs[*index].name.clone(),
+                }),
+                Some(QueueLine::LocalQueue { index, .. }) => {
+                    let lq = &app.cache.queues.lqs[*index];
+                    Ok(ActionTarget::LocalQueue {
+                        namespace: lq.namespace.clone(),
+                        name: lq.name.clone(),
+                    })
+                }
+                _ => Err("select a ClusterQueue or LocalQueue".into()),
+            }
+        }
+        _ => Err(format!("not available in the {} view", app.view.name())),
+    }
+}

@@ -1,0 +1,158 @@
+//! Rendering: `view(&App, &ConsoleData, &mut Frame)` draws one frame and mutates
+//! nothing. Each view lives in its own file and also says how its rows are filtered
+//! and sorted (`index`), which `App` caches; drawing only reads those indices.
+
+pub mod audit;
+pub mod drift;
+pub mod health;
+pub mod help;
+pub mod nodes;
+pub mod plan;
+pub mod queues;
+pub mod workload_detail;
+pub mod workloads;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, Mode, SortState};
+use super::data::ConsoleData;
+use super::msg::ViewId;
+use super::widgets::status_bar;
+
+/// Below this the console shows only a notice.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 15;
+
+/// Draws the whole console. Pass the data last sent to `update` as `Msg::Data`.
+pub fn view(app: &App, data: &ConsoleData, frame: &mut Frame) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let text = format!(
+            "terminal too small: need at least {MIN_WIDTH}×{MIN_HEIGHT}, have {}×{}",
+            area.width, area.height
+        );
+        frame.render_widget(
+            Paragraph::new(text)
+                .style(app.theme.danger)
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let [tabs, body, status, message] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    render_tabs(frame, tabs, app);
+    match app.view {
+        ViewId::Queues => queues::render(frame, body, app),
+        ViewId::Workloads => workloads::render(frame, body, app, data),
+        ViewId::Nodes => nodes::render(frame, body, app),
+        ViewId::Plan => plan::render(frame, body, app, data),
+        ViewId::Drift => drift::render(frame, body, app, data),
+        ViewId::Audit => audit::render(frame, body, app, data),
+        ViewId::Health => health::render(frame, body, app, data),
+    }
+    status_bar::render_status(frame, status, app, data);
+    status_bar::render_message(frame, message, app);
+    if let Mode::Help(scroll) = app.mode {
+        help::render(frame, body, app, scroll);
+    }
+}
+
+fn render_tabs(frame: &mut Frame, area: Rect, app: &App) {
+    let t = &app.theme;
+    let mut spans = Vec::new();
+    for (i, v) in ViewId::ALL.iter().enumerate() {
+        let label = format!(" {} {} ", i + 1, title_case(v.name()));
+        let style = if *v == app.view { t.tab_active } else { t.tab };
+        spans.push(Span::styled(label, style));
+    }
+    if !app.filter.is_empty() {
+        spans.push(Span::styled(
+            format!("  filter: {}", app.filter.source),
+            t.message,
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn title_case(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// The pane title: view name, sort column and direction.
+pub(crate) fn title(app: &App, name: &str) -> Line<'static> {
+    let cols = sort_columns(app.view);
+    let sort = app.sorts[app.view.index()];
+    let mut s = format!(" {name} ");
+    if let Some(c) = cols.get(sort.column) {
+        let arrow = if sort.reverse { '▼' } else { '▲' };
+        s.push_str(&format!("· sort {c}{arrow} "));
+    }
+    Line::from(s)
+}
+
+/// The columns `s` cycles through in a view (empty: the view does not sort).
+pub fn sort_columns(view: ViewId) -> &'static [&'static str] {
+    match view {
+        ViewId::Workloads => &super::rows::workloads::SORT_COLUMNS,
+        ViewId::Nodes => &nodes::SORT_COLUMNS,
+        _ => &[],
+    }
+}
+
+/// A view's visible row indices in display order: filtered, then sorted.
+pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
+    let f = &app.filter;
+    let data = &app.cache.data;
+    let by_text = |text: String| f.matches(&text.to_lowercase(), |_| None);
+    let keep = |n: usize, pred: &dyn Fn(usize) -> bool| -> Vec<u32> {
+        (0..n).filter(|&i| pred(i)).map(|i| i as u32).collect()
+    };
+    match view {
+        ViewId::Workloads => workloads::index(app, sort),
+        ViewId::Queues => queues::index(app),
+        ViewId::Nodes => nodes::index(app, sort),
+        ViewId::Plan => {
+            let props = data.plan.as_deref().map_or(&[][..], |p| &p.proposals[..]);
+            keep(props.len(), &|i| {
+                let p = &props[i];
+                by_text(format!("{} {} {} {}", p.id, p.action, p.target, p.summary))
+            })
+        }
+        ViewId::Drift => keep(data.drift.len(), &|i| {
+            let d = &data.drift[i];
+            by_text(format!(
+                "{} {} {} {}",
+                d.object, d.field, d.expected, d.actual
+            ))
+        }),
+        ViewId::Audit => keep(data.audit.len(), &|i| {
+            let a = &data.audit[i];
+            by_text(format!(
+                "{} {} {} {}",
+                a.actor, a.action, a.target, a.outcome
+            ))
+        }),
+        ViewId::Health => keep(data.health.len(), &|i| {
+            let h = &data.health[i];
+            let objects = h.objects.join(" ");
+            by_text(format!(
+                "{} {} {objects} {}",
+                h.severity.label(),
+                h.check,
+                h.message
+            ))
+        }),
+    }
+}

@@ -1,0 +1,101 @@
+//! Plan: the shadow engine's cycles (admissions; preemptions preemptor → victims,
+//! GPUs freed) and the proposals awaiting approval (`a` approves the selected one).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Wrap};
+
+use super::title;
+use crate::tui::app::App;
+use crate::tui::data::{ConsoleData, PlanView};
+use crate::tui::msg::ViewId;
+use crate::tui::widgets::table::{self, TableSpec};
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
+    let t = &app.theme;
+    let Some(plan) = data.plan.as_deref() else {
+        let block = Block::bordered()
+            .border_style(t.border)
+            .title(title(app, "Plan"));
+        let text = Line::from(Span::styled(
+            "no plan yet: the shadow engine has not run on this snapshot",
+            t.muted,
+        ));
+        frame.render_widget(Paragraph::new(text).block(block), area);
+        return;
+    };
+    let [cycles, proposals] =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
+    render_cycles(frame, cycles, app, plan);
+    let index = app.visible(ViewId::Plan);
+    let spec = TableSpec {
+        title: Line::from(" Proposals awaiting approval (a approves) "),
+        header: vec!["ID", "ACTION", "TARGET", "SUMMARY"],
+        widths: vec![
+            Constraint::Length(8),
+            Constraint::Length(13),
+            Constraint::Length(28),
+            Constraint::Min(10),
+        ],
+        len: index.len(),
+        list: *app.list(),
+        empty: "no proposals",
+    };
+    table::render(frame, proposals, t, spec, |pos| {
+        let p = &plan.proposals[index[pos] as usize];
+        Row::new(vec![
+            Cell::from(p.id.clone()),
+            Cell::from(p.action.clone()),
+            Cell::from(p.target.clone()),
+            Cell::from(p.summary.clone()),
+        ])
+    });
+}
+
+fn render_cycles(frame: &mut Frame, area: Rect, app: &App, plan: &PlanView) {
+    let t = &app.theme;
+    let mut lines = Vec::new();
+    for c in &plan.cycles {
+        lines.push(Line::from(Span::styled(
+            format!("cycle {}", c.index),
+            t.header,
+        )));
+        for a in &c.admitted {
+            lines.push(Line::from(vec![
+                Span::styled("  admit   ", t.ok),
+                Span::raw(format!(
+                    "{} → {}  [{}]",
+                    a.workload, a.cluster_queue, a.flavors
+                )),
+            ]));
+        }
+        for p in &c.preempted {
+            lines.push(Line::from(vec![
+                Span::styled("  preempt ", t.danger),
+                Span::raw(format!(
+                    "{} → {}  ({}, frees {} GPUs)",
+                    p.preemptor,
+                    p.victims.join(", "),
+                    p.reason,
+                    p.gpus_freed
+                )),
+            ]));
+        }
+    }
+    if lines.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "no admissions or preemptions planned",
+            t.muted,
+        )));
+    }
+    let block = Block::bordered()
+        .border_style(t.border)
+        .title(title(app, "Plan: cycles").style(t.title));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block),
+        area,
+    );
+}
