@@ -13,6 +13,7 @@
 //! The same [`App`] runs in a local terminal ([`run_terminal`]) and, later, inside an
 //! SSH session: nothing here touches the terminal except [`terminal`] and [`run`].
 
+pub mod adapt;
 pub mod app;
 pub mod color;
 pub mod command;

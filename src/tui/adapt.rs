@@ -1,0 +1,206 @@
+//! Adapters from the engine's plan and doctor's report to the console's own view types.
+//!
+//! The console's views never see engine types; these functions are the one seam.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::doctor;
+use crate::engine::{Explanation, Plan};
+use crate::model::{ClusterState, Quantity};
+
+use super::data::{
+    AdmissionView, CycleView, HealthRow, PlanView, PreemptionView, Severity, Verdict,
+};
+
+/// Accelerator units a workload holds or asks for (GPUs, Neuron devices, ...).
+fn accelerators(state: &ClusterState, key: &str) -> i64 {
+    let Some((ns, name)) = key.split_once('/') else {
+        return 0;
+    };
+    let Some(wl) = state.workloads.get(&(ns.to_string(), name.to_string())) else {
+        return 0;
+    };
+    let total = wl.total_requests();
+    let sum: Quantity = doctor::DEFAULT_ACCELERATOR_RESOURCES
+        .iter()
+        .filter_map(|r| total.get(*r).copied())
+        .sum();
+    i64::try_from(sum.units_ceil()).unwrap_or(i64::MAX)
+}
+
+fn split_key(key: &str) -> (String, String) {
+    match key.split_once('/') {
+        Some((ns, name)) => (ns.to_string(), name.to_string()),
+        None => (String::new(), key.to_string()),
+    }
+}
+
+/// The explanation as lines for the detail pane.
+fn explanation_lines(e: &Explanation) -> Vec<String> {
+    let mut lines = vec![e.reason.clone()];
+    if !e.message.is_empty() && e.message != e.reason {
+        lines.push(format!("Kueue would say: {} ({})", e.message, e.condition_reason));
+    }
+    for need in &e.needs {
+        lines.push(format!(
+            "pod set {}: {} × {} {} in flavor {}: needs {}, free {}, nominal {}, borrowable {}",
+            need.pod_set,
+            need.count,
+            need.per_pod,
+            need.resource,
+            need.flavor,
+            need.needed,
+            need.free,
+            need.nominal,
+            need.borrowable
+        ));
+    }
+    for victim in &e.waiting_for {
+        lines.push(format!("waiting for {victim} to release its quota"));
+    }
+    match (e.position_in_cluster_queue, e.position_in_local_queue) {
+        (Some(cq), Some(lq)) => lines.push(format!(
+            "position {cq} in ClusterQueue {}, {lq} in LocalQueue {}",
+            e.cluster_queue.as_deref().unwrap_or("?"),
+            e.local_queue.as_deref().unwrap_or("?")
+        )),
+        (Some(cq), None) => lines.push(format!(
+            "position {cq} in ClusterQueue {}",
+            e.cluster_queue.as_deref().unwrap_or("?")
+        )),
+        _ => {}
+    }
+    lines
+}
+
+/// Builds the console's picture of a plan computed over `state`.
+pub fn plan_view(plan: &Plan, state: &ClusterState) -> PlanView {
+    let mut verdicts: HashMap<(String, String), Verdict> = HashMap::new();
+    let mut cycles = Vec::with_capacity(plan.cycles.len());
+
+    for (i, cycle) in plan.cycles.iter().enumerate() {
+        let n = i + 1;
+        let mut by_preemptor: BTreeMap<(&str, String), Vec<&str>> = BTreeMap::new();
+        for p in &cycle.preempted {
+            by_preemptor
+                .entry((p.by.as_str(), p.reason.to_string()))
+                .or_default()
+                .push(p.workload.as_str());
+            verdicts.entry(split_key(&p.workload)).or_insert_with(|| Verdict {
+                verdict: format!("preempted by {} (cycle {n})", p.by),
+                position: None,
+                explanation: vec![format!(
+                    "cycle {n}: Kueue evicts it to make room for {} ({})",
+                    p.by, p.reason
+                )],
+            });
+        }
+        let preempted = by_preemptor
+            .into_iter()
+            .map(|((by, reason), victims)| {
+                let gpus_freed = victims.iter().map(|v| accelerators(state, v)).sum();
+                verdicts.entry(split_key(by)).or_insert_with(|| Verdict {
+                    verdict: format!("preempts {}", victims.len()),
+                    position: None,
+                    explanation: vec![format!(
+                        "cycle {n}: preempts {} ({reason})",
+                        victims.join(", ")
+                    )],
+                });
+                PreemptionView {
+                    preemptor: by.to_string(),
+                    victims: victims.into_iter().map(str::to_string).collect(),
+                    reason,
+                    gpus_freed,
+                }
+            })
+            .collect();
+        let admitted = cycle
+            .admitted
+            .iter()
+            .map(|a| {
+                let flavors = a
+                    .flavors
+                    .iter()
+                    .flat_map(|(podset, res)| {
+                        res.iter().map(move |(r, f)| format!("{podset} {r}: {f}"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let when = if n == 1 {
+                    "admits next cycle".to_string()
+                } else {
+                    format!("admits in cycle {n}")
+                };
+                let entry = verdicts.entry(split_key(&a.workload)).or_default();
+                if entry.verdict.is_empty() {
+                    entry.verdict = when.clone();
+                } else if entry.verdict.starts_with("preempts") {
+                    entry.verdict = format!("{}, {when}", entry.verdict);
+                }
+                entry
+                    .explanation
+                    .push(format!("cycle {n}: admitted in {} ({flavors})", a.cluster_queue));
+                AdmissionView {
+                    workload: a.workload.clone(),
+                    cluster_queue: a.cluster_queue.clone(),
+                    flavors,
+                }
+            })
+            .collect();
+        cycles.push(CycleView {
+            index: n as u32,
+            admitted,
+            preempted,
+        });
+    }
+
+    // Workloads still pending after the last cycle: why they wait.
+    if let Some(last) = plan.cycles.last() {
+        for p in &last.pending {
+            let entry = verdicts.entry(split_key(&p.workload)).or_default();
+            entry.position = p.position.map(|x| x as u32);
+            if entry.verdict.is_empty() {
+                entry.verdict = format!("blocked: {}", p.reason);
+            }
+            match &p.explanation {
+                Some(e) => entry.explanation.extend(explanation_lines(e)),
+                None => entry.explanation.push(p.reason.clone()),
+            }
+        }
+    }
+    // Positions before the first cycle are what the operator sees in the queue now.
+    if let Some(first) = plan.cycles.first() {
+        for p in &first.pending {
+            if let Some(v) = verdicts.get_mut(&split_key(&p.workload)) {
+                v.position = p.position.map(|x| x as u32).or(v.position);
+            }
+        }
+    }
+
+    PlanView {
+        verdicts,
+        cycles,
+        proposals: Vec::new(),
+        computed_at: None,
+        duration_ms: None,
+    }
+}
+
+/// doctor findings as Health view rows.
+pub fn health_rows(report: &doctor::Report) -> Vec<HealthRow> {
+    report
+        .findings
+        .iter()
+        .map(|f| HealthRow {
+            severity: match f.severity {
+                doctor::Severity::Error => Severity::Error,
+                doctor::Severity::Warning => Severity::Warning,
+                doctor::Severity::Info => Severity::Info,
+            },
+            check: f.check.clone(),
+            objects: f.objects.clone(),
+            message: f.message.clone(),
+        })
+        .collect()
+}
