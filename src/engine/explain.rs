@@ -117,24 +117,45 @@ fn need_text(n: &ResourceNeed) -> String {
 }
 
 /// Why no preemption candidates were found, from the ClusterQueue's policy.
-pub fn policy_note(st: &EngineState<'_>, cq: CqIdx, priority: i32) -> String {
+pub fn policy_note(st: &EngineState<'_>, cq: CqIdx, wl: WlIdx) -> String {
     let spec = st.cqs[cq].spec;
-    let within = match spec.preemption.within_cluster_queue {
-        WithinClusterQueue::Never => "withinClusterQueue: Never forbids preemption".to_string(),
-        WithinClusterQueue::LowerPriority => format!(
-            "withinClusterQueue: LowerPriority finds too few admitted workloads below priority {priority}"
-        ),
-        WithinClusterQueue::LowerOrNewerEqualPriority => format!(
-            "withinClusterQueue: LowerOrNewerEqualPriority finds too few admitted workloads below priority {priority} or newer at it"
+    let name = st.cqs[cq].name();
+    let (priority, ts) = (st.wls[wl].priority, st.wls[wl].queue_ts);
+    let within_policy = spec.preemption.within_cluster_queue;
+    let lower = st.cqs[cq]
+        .admitted
+        .iter()
+        .filter(|&&c| {
+            super::preemption::candidates::policy_allows_within(
+                within_policy,
+                (priority, ts),
+                (st.wls[c].priority, st.wls[c].queue_ts),
+            )
+        })
+        .count();
+    let which = match within_policy {
+        WithinClusterQueue::LowerOrNewerEqualPriority => {
+            format!("below priority {priority} or newer at it")
+        }
+        _ => format!("below priority {priority}"),
+    };
+    let within = match (within_policy, lower) {
+        (WithinClusterQueue::Never, _) => "withinClusterQueue: Never forbids preemption".to_string(),
+        (p, 0) => format!("withinClusterQueue: {p:?}, but no admitted workload in {name} is {which}"),
+        (p, n) => format!(
+            "withinClusterQueue: {p:?}, but the {n} admitted workload{} in {name} {which} would not free enough",
+            if n == 1 { "" } else { "s" }
         ),
     };
     let Some(cohort) = &spec.cohort else {
         return within;
     };
     let reclaim = match spec.preemption.reclaim_within_cohort {
-        ReclaimWithinCohort::Never => "reclaimWithinCohort: Never forbids reclaiming".to_string(),
+        ReclaimWithinCohort::Never => {
+            format!("reclaimWithinCohort: Never forbids reclaiming from cohort {cohort}")
+        }
         ReclaimWithinCohort::LowerPriority => format!(
-            "reclaimWithinCohort: LowerPriority finds too few lower-priority workloads borrowing in cohort {cohort}"
+            "reclaimWithinCohort: LowerPriority finds too few lower-priority workloads of borrowing ClusterQueues in cohort {cohort}"
         ),
         ReclaimWithinCohort::Any => {
             format!("no other ClusterQueue in cohort {cohort} borrows enough to reclaim")
@@ -208,7 +229,7 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 .map(|(r, _)| need_text(r))
                 .collect();
             let first = needs.first().cloned().unwrap_or_else(|| "needs more quota".to_string());
-            ex.reason = format!("{first}; {}", policy_note(st, e.cq, st.wls[e.wl].priority));
+            ex.reason = format!("{first}; {}", policy_note(st, e.cq, e.wl));
             ex.message = kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
         }
         EntryOutcome::NoFit => match e.assignment.as_ref().and_then(|a| a.failure.clone()) {
@@ -338,6 +359,18 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: &NotQueued) -> Expla
     if ex.message.is_empty() {
         ex.message = ex.reason.clone();
     }
+    ex
+}
+
+/// Explanation for a victim that was evicted and requeued.
+pub fn for_requeued_victim(st: &EngineState<'_>, wl: WlIdx, cq: CqIdx, by: WlIdx, reason: &str) -> Explanation {
+    let mut ex = base(st, wl, Some(cq), PendingKind::Queued);
+    ex.reason = format!(
+        "preempted by {} ({reason}) and requeued with its original position; waits for quota",
+        st.wls[by].key
+    );
+    ex.condition_reason = "Pending".to_string();
+    ex.message = ex.reason.clone();
     ex
 }
 

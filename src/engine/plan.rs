@@ -72,6 +72,12 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             st.release(w);
             last.remove(&w);
         }
+        for (t, by) in &res.victims {
+            if let (WlState::Queued, Some(c)) = (&st.wls[t.wl].state, st.wls[t.wl].cq) {
+                let ex = explain::for_requeued_victim(&st, t.wl, c, *by, t.reason.as_str());
+                last.insert(t.wl, ex);
+            }
+        }
         for &c in &touched {
             st.flush_inadmissible(c);
         }
