@@ -94,7 +94,7 @@ fn stepping_api_writes_kueue_messages() {
     assert_eq!(out.preempted.len(), 2);
     assert_eq!(
         out.preempted[0].message,
-        "Preempted to accommodate a workload (UID: uid-nlp-team-boss-urgent-llama-finetune, JobUID: UNKNOWN) due to prioritization in the ClusterQueue"
+        "Preempted to accommodate a workload (UID: uid-nlp-team-boss-urgent-llama-finetune, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: /hyperpod-global-queue; preemptee path: /hyperpod-global-queue"
     );
     let boss = out.pending.iter().find(|p| p.workload.ends_with("finetune")).unwrap();
     assert!(boss.evaluated);

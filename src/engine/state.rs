@@ -444,6 +444,20 @@ impl<'a> EngineState<'a> {
         out
     }
 
+    /// Kueue's hierarchy path of a ClusterQueue, e.g. "/root/team/cq".
+    pub fn cq_path(&self, cq: CqIdx) -> String {
+        let node = self.cqs[cq].node;
+        let mut parts: Vec<&str> = self
+            .tree
+            .ancestors(node)
+            .iter()
+            .map(|&n| self.tree.nodes[n].name.as_str())
+            .collect();
+        parts.reverse();
+        parts.push(self.cqs[cq].name());
+        format!("/{}", parts.join("/"))
+    }
+
     /// Moves every inadmissible workload of the tree containing `cq` back to its heap.
     pub fn flush_inadmissible(&mut self, cq: CqIdx) {
         for c in self.cqs_in_same_tree(cq) {

@@ -168,8 +168,10 @@ pub fn schedule_cycle(state: &ClusterState, memory: &SchedulerMemory, opts: &Pla
             by_uid: p.wl.uid.clone(),
             reason: t.reason,
             message: format!(
-                "Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {}",
-                t.reason.human()
+                "Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {}; preemptor path: {}; preemptee path: {}",
+                t.reason.human(),
+                p.cq.map(|c| st.cq_path(c)).unwrap_or_default(),
+                v.cq.map(|c| st.cq_path(c)).unwrap_or_default(),
             ),
         });
     }
