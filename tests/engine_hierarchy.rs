@@ -9,7 +9,10 @@ use gangplank::model::{ClusterState, ReclaimWithinCohort as R, WithinClusterQueu
 const NOW: i64 = 1_000_000;
 
 fn opts() -> PlanOptions {
-    PlanOptions { now: NOW, ..Default::default() }
+    PlanOptions {
+        now: NOW,
+        ..Default::default()
+    }
 }
 
 fn cpu_cq(name: &str, cohort: &str, nominal: &str) -> CqBuilder {
@@ -20,12 +23,20 @@ fn cpu_cq(name: &str, cohort: &str, nominal: &str) -> CqBuilder {
 }
 
 fn adm(name: &str, prio: i32, cq: &str, cpu: &str) -> WlBuilder {
-    WlBuilder::new("", name).priority(prio).pod_set("main", 1, &[("cpu", cpu)]).admitted(cq, "default", NOW)
+    WlBuilder::new("", name)
+        .priority(prio)
+        .pod_set("main", 1, &[("cpu", cpu)])
+        .admitted(cq, "default", NOW)
 }
 
 fn with_incoming(b: ClusterBuilder, cq: &str, prio: i32, cpu: &str) -> ClusterState {
     b.lq("", "lq", cq)
-        .wl(WlBuilder::new("", "in").uid("wl-in").priority(prio).created(NOW - 1).queue("lq").pod_set("main", 1, &[("cpu", cpu)]))
+        .wl(WlBuilder::new("", "in")
+            .uid("wl-in")
+            .priority(prio)
+            .created(NOW - 1)
+            .queue("lq")
+            .pod_set("main", 1, &[("cpu", cpu)]))
         .build()
 }
 
@@ -34,7 +45,13 @@ fn victims(state: &ClusterState) -> Vec<(String, String, String)> {
     let mut v: Vec<_> = out
         .preempted
         .iter()
-        .map(|p| (p.workload.clone(), p.reason.as_str().to_string(), p.message.clone()))
+        .map(|p| {
+            (
+                p.workload.clone(),
+                p.reason.as_str().to_string(),
+                p.message.clone(),
+            )
+        })
         .collect();
     v.sort();
     v
@@ -45,17 +62,29 @@ fn r_c_q() -> ClusterBuilder {
     ClusterBuilder::new()
         .flavor("default")
         .cohort("r", None, vec![])
-        .cohort("c", Some("r"), vec![rg(&["cpu"], vec![fq("default", vec![rq("cpu", "2")])])])
+        .cohort(
+            "c",
+            Some("r"),
+            vec![rg(&["cpu"], vec![fq("default", vec![rq("cpu", "2")])])],
+        )
         .cq(cpu_cq("q", "c", "0"))
         .cq(cpu_cq("q_borrowing", "r", "0"))
 }
 
 #[test]
 fn preempt_with_hierarchical_advantage() {
-    let s = with_incoming(r_c_q().wl(adm("admitted2", 0, "q_borrowing", "2")), "q", 0, "2");
+    let s = with_incoming(
+        r_c_q().wl(adm("admitted2", 0, "q_borrowing", "2")),
+        "q",
+        0,
+        "2",
+    );
     let v = victims(&s);
     assert_eq!(v.len(), 1);
-    assert_eq!((v[0].0.as_str(), v[0].1.as_str()), ("/admitted2", "InCohortReclamation"));
+    assert_eq!(
+        (v[0].0.as_str(), v[0].1.as_str()),
+        ("/admitted2", "InCohortReclamation")
+    );
     assert_eq!(
         v[0].2,
         "Preempted to accommodate a workload (UID: wl-in, JobUID: UNKNOWN) due to reclamation within the cohort; preemptor path: /r/c/q; preemptee path: /r/q_borrowing"
@@ -75,12 +104,21 @@ fn avoid_queues_within_nominal_quota() {
 
 #[test]
 fn preempt_multiple_with_hierarchical_advantage() {
-    let b = r_c_q()
-        .wl(adm("admitted1", 1, "q_borrowing", "1"))
-        .wl(adm("admitted2", 2, "q_borrowing", "1"));
+    let b = r_c_q().wl(adm("admitted1", 1, "q_borrowing", "1")).wl(adm(
+        "admitted2",
+        2,
+        "q_borrowing",
+        "1",
+    ));
     let v = victims(&with_incoming(b, "q", 0, "2"));
     let got: Vec<(&str, &str)> = v.iter().map(|x| (x.0.as_str(), x.1.as_str())).collect();
-    assert_eq!(got, [("/admitted1", "InCohortReclamation"), ("/admitted2", "InCohortReclamation")]);
+    assert_eq!(
+        got,
+        [
+            ("/admitted1", "InCohortReclamation"),
+            ("/admitted2", "InCohortReclamation")
+        ]
+    );
 }
 
 #[test]
@@ -94,7 +132,11 @@ fn cohort_owned_quota_is_borrowable_and_usage_bubbles() {
     let s = with_incoming(r_c_q(), "q", 0, "3");
     let p = plan(&s, &opts());
     assert!(p.cycles[0].admitted.is_empty());
-    assert!(p.cycles[0].pending[0].reason.contains("can ever use"), "{}", p.cycles[0].pending[0].reason);
+    assert!(
+        p.cycles[0].pending[0].reason.contains("can ever use"),
+        "{}",
+        p.cycles[0].pending[0].reason
+    );
 }
 
 #[test]
@@ -102,8 +144,13 @@ fn lending_limit_keeps_guaranteed_quota_local() {
     // lender: nominal 6, lendingLimit 2 → only 2 are visible to borrower.
     let b = ClusterBuilder::new()
         .flavor("default")
-        .cq(CqBuilder::new("lender").cohort("co").group(rg(&["cpu"], vec![fq("default", vec![rq_limits("cpu", "6", None, Some("2"))])])))
-        .cq(CqBuilder::new("borrower").cohort("co").quota("default", "cpu", "0"));
+        .cq(CqBuilder::new("lender").cohort("co").group(rg(
+            &["cpu"],
+            vec![fq("default", vec![rq_limits("cpu", "6", None, Some("2"))])],
+        )))
+        .cq(CqBuilder::new("borrower")
+            .cohort("co")
+            .quota("default", "cpu", "0"));
     let p = plan(&with_incoming(b.clone(), "borrower", 0, "2"), &opts());
     assert_eq!(p.cycles[0].admitted.len(), 1);
     let p = plan(&with_incoming(b, "borrower", 0, "3"), &opts());
@@ -114,10 +161,24 @@ fn lending_limit_keeps_guaranteed_quota_local() {
 fn borrowing_limit_caps_borrowing() {
     let b = ClusterBuilder::new()
         .flavor("default")
-        .cq(CqBuilder::new("a").cohort("co").group(rg(&["cpu"], vec![fq("default", vec![rq_limits("cpu", "2", Some("1"), None)])])))
-        .cq(CqBuilder::new("b").cohort("co").quota("default", "cpu", "10"));
-    assert_eq!(plan(&with_incoming(b.clone(), "a", 0, "3"), &opts()).cycles[0].admitted.len(), 1);
-    assert!(plan(&with_incoming(b, "a", 0, "4"), &opts()).cycles[0].admitted.is_empty());
+        .cq(CqBuilder::new("a").cohort("co").group(rg(
+            &["cpu"],
+            vec![fq("default", vec![rq_limits("cpu", "2", Some("1"), None)])],
+        )))
+        .cq(CqBuilder::new("b")
+            .cohort("co")
+            .quota("default", "cpu", "10"));
+    assert_eq!(
+        plan(&with_incoming(b.clone(), "a", 0, "3"), &opts()).cycles[0]
+            .admitted
+            .len(),
+        1
+    );
+    assert!(
+        plan(&with_incoming(b, "a", 0, "4"), &opts()).cycles[0]
+            .admitted
+            .is_empty()
+    );
 }
 
 #[test]
@@ -128,20 +189,40 @@ fn cohort_cycle_is_ignored_with_a_warning() {
         .cohort("y", Some("x"), vec![])
         .cq(cpu_cq("q", "x", "4"));
     let p = plan(&with_incoming(b, "q", 0, "1"), &opts());
-    assert!(p.warnings.iter().any(|w| w.contains("cycle")), "{:?}", p.warnings);
+    assert!(
+        p.warnings.iter().any(|w| w.contains("cycle")),
+        "{:?}",
+        p.warnings
+    );
     assert!(p.cycles.iter().all(|c| c.admitted.is_empty()));
-    assert!(p.cycles[0].pending[0].reason.contains("inactive"), "{}", p.cycles[0].pending[0].reason);
+    assert!(
+        p.cycles[0].pending[0].reason.contains("inactive"),
+        "{}",
+        p.cycles[0].pending[0].reason
+    );
 }
 
 #[test]
 fn reclaim_within_cohort_never_protects_borrowers() {
     let b = ClusterBuilder::new()
         .flavor("default")
-        .cq(CqBuilder::new("a").cohort("co").quota("default", "cpu", "4").preemption(W::Never, R::Never))
-        .cq(CqBuilder::new("b").cohort("co").quota("default", "cpu", "0"))
+        .cq(CqBuilder::new("a")
+            .cohort("co")
+            .quota("default", "cpu", "4")
+            .preemption(W::Never, R::Never))
+        .cq(CqBuilder::new("b")
+            .cohort("co")
+            .quota("default", "cpu", "0"))
         .wl(adm("borrower", -5, "b", "4"));
     let s = with_incoming(b, "a", 10, "4");
     assert!(victims(&s).is_empty());
     let p = plan(&s, &opts());
-    assert!(p.cycles[0].pending.iter().any(|x| x.reason.contains("reclaimWithinCohort: Never")), "{:?}", p.cycles[0].pending);
+    assert!(
+        p.cycles[0]
+            .pending
+            .iter()
+            .any(|x| x.reason.contains("reclaimWithinCohort: Never")),
+        "{:?}",
+        p.cycles[0].pending
+    );
 }

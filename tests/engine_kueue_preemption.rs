@@ -20,63 +20,123 @@ fn default_cluster_queues() -> ClusterBuilder {
             &["cpu", "memory"],
             vec![fq(
                 "default",
-                vec![rq_limits("cpu", nom_cpu, bl_cpu, None), rq_limits("memory", nom_mem, bl_mem, None)],
+                vec![
+                    rq_limits("cpu", nom_cpu, bl_cpu, None),
+                    rq_limits("memory", nom_mem, bl_mem, None),
+                ],
             )],
         )
     };
     let cpu_only = |nom: &str, bl: Option<&str>, ll: Option<&str>| {
-        rg(&["cpu"], vec![fq("default", vec![rq_limits("cpu", nom, bl, ll)])])
+        rg(
+            &["cpu"],
+            vec![fq("default", vec![rq_limits("cpu", nom, bl, ll)])],
+        )
     };
-    let mut b = ClusterBuilder::new().flavor("default").flavor("alpha").flavor("beta");
+    let mut b = ClusterBuilder::new()
+        .flavor("default")
+        .flavor("alpha")
+        .flavor("beta");
     b = b.cq(CqBuilder::new("standalone")
         .group(cpu_only("6", None, None))
-        .group(rg(&["memory"], vec![fq("alpha", vec![rq("memory", "3Gi")]), fq("beta", vec![rq("memory", "3Gi")])]))
+        .group(rg(
+            &["memory"],
+            vec![
+                fq("alpha", vec![rq("memory", "3Gi")]),
+                fq("beta", vec![rq("memory", "3Gi")]),
+            ],
+        ))
         .preemption(W::LowerPriority, R::Never));
-    b = b.cq(CqBuilder::new("c1").cohort("cohort").group(cpu_mem("6", Some("6"), "3Gi", Some("3Gi")))
+    b = b.cq(CqBuilder::new("c1")
+        .cohort("cohort")
+        .group(cpu_mem("6", Some("6"), "3Gi", Some("3Gi")))
         .preemption(W::LowerPriority, R::LowerPriority));
-    b = b.cq(CqBuilder::new("c2").cohort("cohort").group(cpu_mem("6", Some("6"), "3Gi", Some("3Gi")))
+    b = b.cq(CqBuilder::new("c2")
+        .cohort("cohort")
+        .group(cpu_mem("6", Some("6"), "3Gi", Some("3Gi")))
         .preemption(W::Never, R::Any));
-    b = b.cq(CqBuilder::new("d1").cohort("cohort-no-limits").group(cpu_mem("6", None, "3Gi", None))
+    b = b.cq(CqBuilder::new("d1")
+        .cohort("cohort-no-limits")
+        .group(cpu_mem("6", None, "3Gi", None))
         .preemption(W::LowerPriority, R::LowerPriority));
-    b = b.cq(CqBuilder::new("d2").cohort("cohort-no-limits").group(cpu_mem("6", None, "3Gi", None))
+    b = b.cq(CqBuilder::new("d2")
+        .cohort("cohort-no-limits")
+        .group(cpu_mem("6", None, "3Gi", None))
         .preemption(W::Never, R::Any));
-    b = b.cq(CqBuilder::new("l1").cohort("legion").group(cpu_mem("6", Some("12"), "3Gi", Some("6Gi")))
+    b = b.cq(CqBuilder::new("l1")
+        .cohort("legion")
+        .group(cpu_mem("6", Some("12"), "3Gi", Some("6Gi")))
         .preemption(W::LowerPriority, R::LowerPriority));
-    b = b.cq(CqBuilder::new("preventStarvation").group(cpu_only("6", None, None))
+    b = b.cq(CqBuilder::new("preventStarvation")
+        .group(cpu_only("6", None, None))
         .preemption(W::LowerOrNewerEqualPriority, R::Never));
-    b = b.cq(CqBuilder::new("a_standard").cohort("with_shared_cq").group(cpu_only("1", Some("12"), None))
-        .preemption(W::Never, R::LowerPriority).borrow_within_cohort(B::LowerPriority, Some(0)));
-    b = b.cq(CqBuilder::new("b_standard").cohort("with_shared_cq").group(cpu_only("1", Some("12"), None))
-        .preemption(W::LowerPriority, R::Any).borrow_within_cohort(B::LowerPriority, Some(0)));
-    b = b.cq(CqBuilder::new("a_best_effort").cohort("with_shared_cq").group(cpu_only("1", Some("12"), None))
-        .preemption(W::Never, R::LowerPriority).borrow_within_cohort(B::LowerPriority, Some(0)));
-    b = b.cq(CqBuilder::new("b_best_effort").cohort("with_shared_cq").group(cpu_only("0", Some("13"), None))
-        .preemption(W::Never, R::LowerPriority).borrow_within_cohort(B::LowerPriority, Some(0)));
-    b = b.cq(CqBuilder::new("shared").cohort("with_shared_cq").group(cpu_only("10", None, None)));
-    b = b.cq(CqBuilder::new("lend1").cohort("cohort-lend").group(cpu_only("6", None, Some("4")))
+    b = b.cq(CqBuilder::new("a_standard")
+        .cohort("with_shared_cq")
+        .group(cpu_only("1", Some("12"), None))
+        .preemption(W::Never, R::LowerPriority)
+        .borrow_within_cohort(B::LowerPriority, Some(0)));
+    b = b.cq(CqBuilder::new("b_standard")
+        .cohort("with_shared_cq")
+        .group(cpu_only("1", Some("12"), None))
+        .preemption(W::LowerPriority, R::Any)
+        .borrow_within_cohort(B::LowerPriority, Some(0)));
+    b = b.cq(CqBuilder::new("a_best_effort")
+        .cohort("with_shared_cq")
+        .group(cpu_only("1", Some("12"), None))
+        .preemption(W::Never, R::LowerPriority)
+        .borrow_within_cohort(B::LowerPriority, Some(0)));
+    b = b.cq(CqBuilder::new("b_best_effort")
+        .cohort("with_shared_cq")
+        .group(cpu_only("0", Some("13"), None))
+        .preemption(W::Never, R::LowerPriority)
+        .borrow_within_cohort(B::LowerPriority, Some(0)));
+    b = b.cq(CqBuilder::new("shared")
+        .cohort("with_shared_cq")
+        .group(cpu_only("10", None, None)));
+    b = b.cq(CqBuilder::new("lend1")
+        .cohort("cohort-lend")
+        .group(cpu_only("6", None, Some("4")))
         .preemption(W::LowerPriority, R::LowerPriority));
-    b = b.cq(CqBuilder::new("lend2").cohort("cohort-lend").group(cpu_only("6", None, Some("2")))
+    b = b.cq(CqBuilder::new("lend2")
+        .cohort("cohort-lend")
+        .group(cpu_only("6", None, Some("2")))
         .preemption(W::LowerPriority, R::LowerPriority));
     b
 }
 
 /// An admitted workload with one pod set "main" of one pod.
 fn adm(name: &str, prio: i32, cq: &str, reqs: &[(&str, &str)], flavor: &str) -> WlBuilder {
-    WlBuilder::new("", name).priority(prio).pod_set("main", 1, reqs).admitted(cq, flavor, NOW)
+    WlBuilder::new("", name)
+        .priority(prio)
+        .pod_set("main", 1, reqs)
+        .admitted(cq, flavor, NOW)
 }
 
 fn incoming(prio: i32, reqs: &[(&str, &str)]) -> WlBuilder {
-    WlBuilder::new("", "in").priority(prio).pod_set("main", 1, reqs)
+    WlBuilder::new("", "in")
+        .priority(prio)
+        .pod_set("main", 1, reqs)
 }
 
 /// Runs one cycle with `incoming` queued in `target_cq`; returns {(key, reason)}.
-fn preempted(admitted: Vec<WlBuilder>, incoming: WlBuilder, target_cq: &str) -> BTreeSet<(String, String)> {
+fn preempted(
+    admitted: Vec<WlBuilder>,
+    incoming: WlBuilder,
+    target_cq: &str,
+) -> BTreeSet<(String, String)> {
     let mut b = default_cluster_queues().lq("", "lq", target_cq);
     for w in admitted {
         b = b.wl(w);
     }
     b = b.wl(incoming.queue("lq").created(NOW - 60_000));
-    let out = schedule_cycle(&b.build(), &SchedulerMemory::default(), &PlanOptions { now: NOW, ..Default::default() });
+    let out = schedule_cycle(
+        &b.build(),
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
     out.preempted
         .iter()
         .map(|p| (p.workload.clone(), p.reason.as_str().to_string()))
@@ -84,7 +144,9 @@ fn preempted(admitted: Vec<WlBuilder>, incoming: WlBuilder, target_cq: &str) -> 
 }
 
 fn want(v: &[(&str, &str)]) -> BTreeSet<(String, String)> {
-    v.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    v.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
 }
 
 const IN_CQ: &str = "InClusterQueue";
@@ -191,7 +253,13 @@ fn reclaim_quota_from_borrower() {
 fn reclaim_quota_if_workload_requests_0_resources_for_a_resource_at_nominal_quota() {
     let got = preempted(
         vec![
-            adm("c1-low", -1, "c1", &[("cpu", "3"), ("memory", "3Gi")], "default"),
+            adm(
+                "c1-low",
+                -1,
+                "c1",
+                &[("cpu", "3"), ("memory", "3Gi")],
+                "default",
+            ),
             adm("c2-mid", 0, "c2", &[("cpu", "3")], "default"),
             adm("c2-high", 1, "c2", &[("cpu", "6")], "default"),
         ],
@@ -270,7 +338,8 @@ fn preempting_locally_and_not_borrowing_same_resource_in_1_queue_cohort() {
 }
 
 #[test]
-fn do_not_reclaim_borrowed_quota_from_same_priority_for_within_cohort_reclaim_from_lower_priority() {
+fn do_not_reclaim_borrowed_quota_from_same_priority_for_within_cohort_reclaim_from_lower_priority()
+{
     let got = preempted(
         vec![
             adm("c1", 0, "c1", &[("cpu", "2")], "default"),
@@ -339,24 +408,67 @@ fn each_podset_preempts_a_different_flavor() {
 
 #[test]
 fn preempt_newer_workloads_with_the_same_priority() {
-    let wl2 = WlBuilder::new("", "wl2").priority(1).created(NOW).pod_set("main", 1, &[("cpu", "2")])
+    let wl2 = WlBuilder::new("", "wl2")
+        .priority(1)
+        .created(NOW)
+        .pod_set("main", 1, &[("cpu", "2")])
         .admitted("preventStarvation", "default", NOW + 1000);
-    let wl3 = WlBuilder::new("", "wl3").priority(1).created(NOW).pod_set("main", 1, &[("cpu", "2")])
+    let wl3 = WlBuilder::new("", "wl3")
+        .priority(1)
+        .created(NOW)
+        .pod_set("main", 1, &[("cpu", "2")])
         .admitted("preventStarvation", "default", NOW);
     let mut b = default_cluster_queues().lq("", "lq", "preventStarvation");
-    b = b.wl(adm("wl1", 2, "preventStarvation", &[("cpu", "2")], "default")).wl(wl2).wl(wl3);
-    b = b.wl(WlBuilder::new("", "in").priority(1).created(NOW - 15_000).queue("lq").pod_set("launcher", 1, &[("cpu", "2")]));
-    let out = schedule_cycle(&b.build(), &SchedulerMemory::default(), &PlanOptions { now: NOW, ..Default::default() });
-    let got: Vec<_> = out.preempted.iter().map(|p| (p.workload.as_str(), p.reason.as_str())).collect();
+    b = b
+        .wl(adm(
+            "wl1",
+            2,
+            "preventStarvation",
+            &[("cpu", "2")],
+            "default",
+        ))
+        .wl(wl2)
+        .wl(wl3);
+    b = b.wl(WlBuilder::new("", "in")
+        .priority(1)
+        .created(NOW - 15_000)
+        .queue("lq")
+        .pod_set("launcher", 1, &[("cpu", "2")]));
+    let out = schedule_cycle(
+        &b.build(),
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    let got: Vec<_> = out
+        .preempted
+        .iter()
+        .map(|p| (p.workload.as_str(), p.reason.as_str()))
+        .collect();
     assert_eq!(got, [("/wl2", IN_CQ)]);
 }
 
 #[test]
-fn use_borrow_within_cohort_allow_preempting_a_lower_priority_workload_from_another_cluster_queue_while_borrowing() {
+fn use_borrow_within_cohort_allow_preempting_a_lower_priority_workload_from_another_cluster_queue_while_borrowing()
+ {
     let got = preempted(
         vec![
-            adm("a_best_effort_low", -1, "a_best_effort", &[("cpu", "10")], "default"),
-            adm("b_best_effort_low", -1, "b_best_effort", &[("cpu", "1")], "default"),
+            adm(
+                "a_best_effort_low",
+                -1,
+                "a_best_effort",
+                &[("cpu", "10")],
+                "default",
+            ),
+            adm(
+                "b_best_effort_low",
+                -1,
+                "b_best_effort",
+                &[("cpu", "1")],
+                "default",
+            ),
         ],
         incoming(0, &[("cpu", "10")]),
         "a_standard",
@@ -365,9 +477,16 @@ fn use_borrow_within_cohort_allow_preempting_a_lower_priority_workload_from_anot
 }
 
 #[test]
-fn use_borrow_within_cohort_dont_allow_preempting_above_max_priority_threshold_if_borrowing_after() {
+fn use_borrow_within_cohort_dont_allow_preempting_above_max_priority_threshold_if_borrowing_after()
+{
     let got = preempted(
-        vec![adm("b_standard", 1, "b_standard", &[("cpu", "10")], "default")],
+        vec![adm(
+            "b_standard",
+            1,
+            "b_standard",
+            &[("cpu", "10")],
+            "default",
+        )],
         incoming(2, &[("cpu", "10")]),
         "a_standard",
     );
@@ -377,7 +496,13 @@ fn use_borrow_within_cohort_dont_allow_preempting_above_max_priority_threshold_i
 #[test]
 fn use_borrow_within_cohort_allow_preempting_above_max_priority_threshold_if_not_borrowing_after() {
     let got = preempted(
-        vec![adm("b_standard", 1, "b_standard", &[("cpu", "13")], "default")],
+        vec![adm(
+            "b_standard",
+            1,
+            "b_standard",
+            &[("cpu", "13")],
+            "default",
+        )],
         incoming(2, &[("cpu", "1")]),
         "a_standard",
     );
@@ -385,9 +510,16 @@ fn use_borrow_within_cohort_allow_preempting_above_max_priority_threshold_if_not
 }
 
 #[test]
-fn use_borrow_within_cohort_dont_allow_for_preemption_of_lower_priority_workload_from_the_same_cluster_queue() {
+fn use_borrow_within_cohort_dont_allow_for_preemption_of_lower_priority_workload_from_the_same_cluster_queue()
+ {
     let got = preempted(
-        vec![adm("a_standard", 1, "a_standard", &[("cpu", "13")], "default")],
+        vec![adm(
+            "a_standard",
+            1,
+            "a_standard",
+            &[("cpu", "13")],
+            "default",
+        )],
         incoming(2, &[("cpu", "1")]),
         "a_standard",
     );
@@ -395,7 +527,8 @@ fn use_borrow_within_cohort_dont_allow_for_preemption_of_lower_priority_workload
 }
 
 #[test]
-fn use_borrow_within_cohort_only_preempt_from_cq_if_no_workloads_below_threshold_and_already_above_nominal() {
+fn use_borrow_within_cohort_only_preempt_from_cq_if_no_workloads_below_threshold_and_already_above_nominal()
+ {
     let got = preempted(
         vec![
             adm("a_standard_1", 1, "a_standard", &[("cpu", "10")], "default"),
@@ -413,15 +546,45 @@ fn use_borrow_within_cohort_only_preempt_from_cq_if_no_workloads_below_threshold
 fn use_borrow_within_cohort_preempt_from_cq_and_from_other_cqs_with_workloads_below_threshold() {
     let got = preempted(
         vec![
-            adm("b_standard_high", 2, "b_standard", &[("cpu", "10")], "default"),
-            adm("b_standard_mid", 1, "b_standard", &[("cpu", "1")], "default"),
-            adm("a_best_effort_low", -1, "a_best_effort", &[("cpu", "1")], "default"),
-            adm("a_best_effort_lower", -2, "a_best_effort", &[("cpu", "1")], "default"),
+            adm(
+                "b_standard_high",
+                2,
+                "b_standard",
+                &[("cpu", "10")],
+                "default",
+            ),
+            adm(
+                "b_standard_mid",
+                1,
+                "b_standard",
+                &[("cpu", "1")],
+                "default",
+            ),
+            adm(
+                "a_best_effort_low",
+                -1,
+                "a_best_effort",
+                &[("cpu", "1")],
+                "default",
+            ),
+            adm(
+                "a_best_effort_lower",
+                -2,
+                "a_best_effort",
+                &[("cpu", "1")],
+                "default",
+            ),
         ],
         incoming(2, &[("cpu", "2")]),
         "b_standard",
     );
-    assert_eq!(got, want(&[("/b_standard_mid", IN_CQ), ("/a_best_effort_lower", WHILE_BORROWING)]));
+    assert_eq!(
+        got,
+        want(&[
+            ("/b_standard_mid", IN_CQ),
+            ("/a_best_effort_lower", WHILE_BORROWING)
+        ])
+    );
 }
 
 #[test]

@@ -39,24 +39,28 @@ fn cq_strategy() -> impl Strategy<Value = CqSpec> {
         0u8..3,
         0u8..3,
     )
-        .prop_map(|(cohort, nominal, borrowing, lending, within, reclaim)| CqSpec {
-            cohort,
-            nominal,
-            borrowing: borrowing.filter(|_| cohort.is_some()),
-            lending: lending.filter(|_| cohort.is_some()).map(|l| l.min(nominal)),
-            within,
-            reclaim,
-        })
+        .prop_map(
+            |(cohort, nominal, borrowing, lending, within, reclaim)| CqSpec {
+                cohort,
+                nominal,
+                borrowing: borrowing.filter(|_| cohort.is_some()),
+                lending: lending.filter(|_| cohort.is_some()).map(|l| l.min(nominal)),
+                within,
+                reclaim,
+            },
+        )
 }
 
 fn wl_strategy(ncq: usize) -> impl Strategy<Value = WlSpec> {
-    (0..ncq as u8, -2i8..3, 1u8..4, 1u8..3, any::<bool>()).prop_map(|(cq, prio, cpu, count, late)| WlSpec {
-        cq,
-        prio,
-        cpu,
-        count,
-        late,
-    })
+    (0..ncq as u8, -2i8..3, 1u8..4, 1u8..3, any::<bool>()).prop_map(
+        |(cq, prio, cpu, count, late)| WlSpec {
+            cq,
+            prio,
+            cpu,
+            count,
+            late,
+        },
+    )
 }
 
 fn within(v: u8) -> W {
@@ -73,7 +77,13 @@ fn build(cqs: &[CqSpec], wls: &[WlSpec], late: bool) -> ClusterState {
         let bl = c.borrowing.map(|x| x.to_string());
         let ll = c.lending.map(|x| x.to_string());
         let mut cq = CqBuilder::new(&format!("cq{i}"))
-            .group(rg(&["cpu"], vec![fq("default", vec![rq_limits("cpu", &n, bl.as_deref(), ll.as_deref())])]))
+            .group(rg(
+                &["cpu"],
+                vec![fq(
+                    "default",
+                    vec![rq_limits("cpu", &n, bl.as_deref(), ll.as_deref())],
+                )],
+            ))
             .preemption(within(c.within), reclaim(c.reclaim));
         if let Some(co) = c.cohort {
             cq = cq.cohort(&format!("co{co}"));
@@ -101,13 +111,24 @@ fn drive(state: &mut ClusterState, events: &mut Vec<Event>) {
     let mut memory = SchedulerMemory::default();
     let mut t = 1_000_000;
     for _ in 0..60 {
-        let out = schedule_cycle(state, &memory, &PlanOptions { now: t, ..Default::default() });
+        let out = schedule_cycle(
+            state,
+            &memory,
+            &PlanOptions {
+                now: t,
+                ..Default::default()
+            },
+        );
         memory = out.memory.clone();
         if out.admitted.is_empty() && out.preempted.is_empty() {
             break;
         }
         for a in &out.admitted {
-            let key = a.workload.split_once('/').map(|(n, w)| (n.to_string(), w.to_string())).unwrap();
+            let key = a
+                .workload
+                .split_once('/')
+                .map(|(n, w)| (n.to_string(), w.to_string()))
+                .unwrap();
             let wl = state.workloads.get_mut(&key).unwrap();
             wl.admission = Some(a.admission.clone());
             wl.conditions.push(Condition {
@@ -120,14 +141,37 @@ fn drive(state: &mut ClusterState, events: &mut Vec<Event>) {
         }
         for p in &out.preempted {
             let get = |k: &str| {
-                let key = k.split_once('/').map(|(n, w)| (n.to_string(), w.to_string())).unwrap();
+                let key = k
+                    .split_once('/')
+                    .map(|(n, w)| (n.to_string(), w.to_string()))
+                    .unwrap();
                 let w = &state.workloads[&key];
-                (w.priority, w.admission.as_ref().map(|a| a.cluster_queue.clone()).unwrap_or_default(), key)
+                (
+                    w.priority,
+                    w.admission
+                        .as_ref()
+                        .map(|a| a.cluster_queue.clone())
+                        .unwrap_or_default(),
+                    key,
+                )
             };
             let (vp, vcq, vkey) = get(&p.workload);
             let (pp, _, pkey) = get(&p.by);
-            let pcq = state.local_queues[&(pkey.0.clone(), state.workloads[&pkey].queue_name.clone().unwrap())].cluster_queue.clone();
-            events.push((p.workload.clone(), vcq.clone(), vp, p.by.clone(), pcq, pp, p.reason.as_str().to_string()));
+            let pcq = state.local_queues[&(
+                pkey.0.clone(),
+                state.workloads[&pkey].queue_name.clone().unwrap(),
+            )]
+                .cluster_queue
+                .clone();
+            events.push((
+                p.workload.clone(),
+                vcq.clone(),
+                vp,
+                p.by.clone(),
+                pcq,
+                pp,
+                p.reason.as_str().to_string(),
+            ));
             let wl = state.workloads.get_mut(&vkey).unwrap();
             wl.admission = None;
             wl.conditions.retain(|c| c.type_ != "QuotaReserved");
@@ -143,7 +187,8 @@ fn check_quota(state: &ClusterState, cqs: &[CqSpec]) -> Result<(), TestCaseError
     for w in state.workloads.values() {
         if let Some(a) = &w.admission {
             for psa in &a.pod_set_assignments {
-                *used.entry(a.cluster_queue.clone()).or_default() += psa.resource_usage["cpu"].milli();
+                *used.entry(a.cluster_queue.clone()).or_default() +=
+                    psa.resource_usage["cpu"].milli();
             }
         }
     }
@@ -156,7 +201,10 @@ fn check_quota(state: &ClusterState, cqs: &[CqSpec]) -> Result<(), TestCaseError
             None => prop_assert!(u <= nominal, "cq{i} uses {u} > nominal {nominal}"),
             Some(co) => {
                 if let Some(bl) = c.borrowing {
-                    prop_assert!(u <= nominal + i128::from(bl) * 1000, "cq{i} beyond borrowing limit");
+                    prop_assert!(
+                        u <= nominal + i128::from(bl) * 1000,
+                        "cq{i} beyond borrowing limit"
+                    );
                 }
                 let guaranteed = c.lending.map_or(0, |l| nominal - i128::from(l) * 1000);
                 *borrowed_per_cohort.entry(co).or_default() += (u - guaranteed).max(0);
@@ -165,7 +213,11 @@ fn check_quota(state: &ClusterState, cqs: &[CqSpec]) -> Result<(), TestCaseError
         }
     }
     for (co, b) in &borrowed_per_cohort {
-        prop_assert!(*b <= lendable_per_cohort[co], "cohort co{co} over its quota: {b} > {}", lendable_per_cohort[co]);
+        prop_assert!(
+            *b <= lendable_per_cohort[co],
+            "cohort co{co} over its quota: {b} > {}",
+            lendable_per_cohort[co]
+        );
     }
     Ok(())
 }

@@ -15,7 +15,10 @@ fn seed(boss_pod_sets: &[(&str, i32, &str)]) -> ClusterState {
             .quota("p4d-flavor", GPU, "32")
             .preemption(WithinClusterQueue::LowerPriority, ReclaimWithinCohort::Any))
         .lq("nlp-team", "nlp-team-queue", "hyperpod-global-queue");
-    for (i, name) in ["train-a", "train-b", "train-c", "train-d"].iter().enumerate() {
+    for (i, name) in ["train-a", "train-b", "train-c", "train-d"]
+        .iter()
+        .enumerate()
+    {
         let t = (i as i64 + 1) * 60_000;
         b = b.wl(WlBuilder::new("nlp-team", name)
             .queue("nlp-team-queue")
@@ -35,7 +38,10 @@ fn seed(boss_pod_sets: &[(&str, i32, &str)]) -> ClusterState {
 }
 
 fn opts() -> PlanOptions {
-    PlanOptions { now: 1_000_000, ..Default::default() }
+    PlanOptions {
+        now: 1_000_000,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -44,7 +50,10 @@ fn boss_preempts_two_most_recent_then_is_admitted() {
     let p = plan(&state, &opts());
     assert!(p.converged);
     let c1 = &p.cycles[0];
-    assert!(c1.admitted.is_empty(), "the preemptor is not admitted in the cycle it preempts");
+    assert!(
+        c1.admitted.is_empty(),
+        "the preemptor is not admitted in the cycle it preempts"
+    );
     let mut victims: Vec<&str> = c1.preempted.iter().map(|v| v.workload.as_str()).collect();
     victims.sort();
     assert_eq!(victims, ["nlp-team/train-c", "nlp-team/train-d"]);
@@ -52,27 +61,56 @@ fn boss_preempts_two_most_recent_then_is_admitted() {
         assert_eq!(v.reason, PreemptionReason::InClusterQueue);
         assert_eq!(v.by, "nlp-team/boss-urgent-llama-finetune");
     }
-    let boss = c1.pending.iter().find(|p| p.workload.ends_with("boss-urgent-llama-finetune")).unwrap();
+    let boss = c1
+        .pending
+        .iter()
+        .find(|p| p.workload.ends_with("boss-urgent-llama-finetune"))
+        .unwrap();
     assert_eq!(boss.position, Some(1));
-    assert!(boss.reason.contains("waiting for 2 preempted workloads"), "{}", boss.reason);
+    assert!(
+        boss.reason.contains("waiting for 2 preempted workloads"),
+        "{}",
+        boss.reason
+    );
 
     let c2 = &p.cycles[1];
     assert_eq!(c2.admitted.len(), 1);
-    assert_eq!(c2.admitted[0].workload, "nlp-team/boss-urgent-llama-finetune");
+    assert_eq!(
+        c2.admitted[0].workload,
+        "nlp-team/boss-urgent-llama-finetune"
+    );
     assert_eq!(c2.admitted[0].flavors["master"][GPU], "p4d-flavor");
     assert!(!c2.admitted[0].borrowing);
     assert!(p.cycles.iter().skip(1).all(|c| c.preempted.is_empty()));
 
     let last = p.cycles.last().unwrap();
-    let pending: Vec<(&str, Option<usize>)> =
-        last.pending.iter().map(|p| (p.workload.as_str(), p.position)).collect();
-    assert_eq!(pending, [("nlp-team/train-c", Some(1)), ("nlp-team/train-d", Some(2))]);
+    let pending: Vec<(&str, Option<usize>)> = last
+        .pending
+        .iter()
+        .map(|p| (p.workload.as_str(), p.position))
+        .collect();
+    assert_eq!(
+        pending,
+        [("nlp-team/train-c", Some(1)), ("nlp-team/train-d", Some(2))]
+    );
     for p in &last.pending {
-        assert!(p.reason.contains("needs 8 nvidia.com/gpu in flavor p4d-flavor"), "{}", p.reason);
+        assert!(
+            p.reason
+                .contains("needs 8 nvidia.com/gpu in flavor p4d-flavor"),
+            "{}",
+            p.reason
+        );
     }
     // Current-state usage: full.
     let u = &p.cluster_queues[0].usage["p4d-flavor"][GPU];
-    assert_eq!((u.nominal.to_string(), u.used.to_string(), u.borrowed.to_string()), ("32".into(), "32".into(), "0".into()));
+    assert_eq!(
+        (
+            u.nominal.to_string(),
+            u.used.to_string(),
+            u.borrowed.to_string()
+        ),
+        ("32".into(), "32".into(), "0".into())
+    );
 }
 
 #[test]
@@ -80,7 +118,11 @@ fn boss_with_master_and_workers_is_a_gang() {
     // master 1 × 8 + worker 1 × 8 = 16 GPUs: the same two victims.
     let state = seed(&[("master", 1, "8"), ("worker", 1, "8")]);
     let p = plan(&state, &opts());
-    let mut victims: Vec<&str> = p.cycles[0].preempted.iter().map(|v| v.workload.as_str()).collect();
+    let mut victims: Vec<&str> = p.cycles[0]
+        .preempted
+        .iter()
+        .map(|v| v.workload.as_str())
+        .collect();
     victims.sort();
     assert_eq!(victims, ["nlp-team/train-c", "nlp-team/train-d"]);
     assert_eq!(p.cycles[1].admitted[0].flavors.len(), 2);
@@ -96,10 +138,17 @@ fn stepping_api_writes_kueue_messages() {
         out.preempted[0].message,
         "Preempted to accommodate a workload (UID: uid-nlp-team-boss-urgent-llama-finetune, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: /hyperpod-global-queue; preemptee path: /hyperpod-global-queue"
     );
-    let boss = out.pending.iter().find(|p| p.workload.ends_with("finetune")).unwrap();
+    let boss = out
+        .pending
+        .iter()
+        .find(|p| p.workload.ends_with("finetune"))
+        .unwrap();
     assert!(boss.evaluated);
     assert_eq!(boss.condition_reason, "WaitingForPreemptedWorkloads");
-    assert_eq!(out.memory.sticky["hyperpod-global-queue"], "nlp-team/boss-urgent-llama-finetune");
+    assert_eq!(
+        out.memory.sticky["hyperpod-global-queue"],
+        "nlp-team/boss-urgent-llama-finetune"
+    );
 }
 
 #[test]
@@ -127,5 +176,8 @@ fn plan_json_contract() {
 #[ignore]
 fn dump_seed_plan() {
     let state = seed(&[("master", 1, "16")]);
-    println!("{}", serde_json::to_string_pretty(&plan(&state, &opts())).unwrap());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&plan(&state, &opts())).unwrap()
+    );
 }

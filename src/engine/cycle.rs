@@ -51,13 +51,25 @@ pub struct CycleResult {
     pub victims: Vec<(Target, WlIdx)>,
     /// Workloads moved to an inadmissible set this cycle.
     pub parked: usize,
-    /// Explanations for every evaluated head that was not admitted.
-    pub explanations: BTreeMap<WlIdx, Explanation>,
+}
+
+impl CycleResult {
+    /// Explanations for every evaluated head that was not admitted. Kept out of
+    /// [`run`] so the decision work does not pay for formatting.
+    pub fn explanations(&self, st: &EngineState<'_>) -> BTreeMap<WlIdx, Explanation> {
+        self.entries
+            .iter()
+            .filter(|e| !matches!(e.outcome, EntryOutcome::Admitted))
+            .map(|e| (e.wl, explain::for_entry(st, e)))
+            .collect()
+    }
 }
 
 fn fits_now(st: &EngineState<'_>, cq: CqIdx, usage: &[(usize, i128)]) -> bool {
     let node = st.cqs[cq].node;
-    usage.iter().all(|&(fr, q)| q <= st.tree.cq_available(node, fr))
+    usage
+        .iter()
+        .all(|&(fr, q)| q <= st.tree.cq_available(node, fr))
 }
 
 /// Runs one cycle on the snapshot. Admissions are applied to `st`; victims are only
@@ -84,14 +96,19 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
 
     // --- nominate
     let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
+    let mut ns_cache: BTreeMap<(&str, CqIdx), bool> = BTreeMap::new();
     for (wl, cq) in heads {
         let w = st.wls[wl].wl;
-        let ns_labels = st.namespace_labels(&w.namespace);
-        let ns_ok = st.cqs[cq]
-            .spec
-            .namespace_selector
-            .as_ref()
-            .is_some_and(|s| s.matches(&ns_labels));
+        let ns_ok = *ns_cache
+            .entry((w.namespace.as_str(), cq))
+            .or_insert_with(|| {
+                let ns_labels = st.namespace_labels(&w.namespace);
+                st.cqs[cq]
+                    .spec
+                    .namespace_selector
+                    .as_ref()
+                    .is_some_and(|s| s.matches(&ns_labels))
+            });
         if !ns_ok {
             entries.push(Entry {
                 wl,
@@ -150,12 +167,16 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
     });
 
     // --- process
-    let mut preempted: Vec<WlIdx> = Vec::new();
+    // Victims chosen so far, per root of the cohort tree: only those can change
+    // whether an entry of that tree fits (keeps the re-check linear in the tree).
+    let mut preempted_by_root: BTreeMap<usize, Vec<WlIdx>> = BTreeMap::new();
     let mut preempted_set: BTreeSet<WlIdx> = BTreeSet::new();
     for e in &mut entries {
         let Some(a) = e.assignment.as_ref() else {
             continue;
         };
+        let root = st.tree.root(st.cqs[e.cq].node);
+        let preempted = preempted_by_root.entry(root).or_default();
         match e.outcome {
             EntryOutcome::NoFit => {}
             EntryOutcome::NoCandidates => {
@@ -187,9 +208,9 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             EntryOutcome::Preempting => {
                 let overlap = e.targets.iter().any(|t| preempted_set.contains(&t.wl));
                 if overlap {
-                    remove_workloads(st, &preempted);
+                    remove_workloads(st, preempted);
                     let fits = fits_now(st, e.cq, &a.usage);
-                    restore_workloads(st, &preempted);
+                    restore_workloads(st, preempted);
                     if fits {
                         e.outcome = EntryOutcome::DeferredFit;
                         let node = st.cqs[e.cq].node;
@@ -222,16 +243,15 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
                 }
             }
             EntryOutcome::Admitted => {
-                remove_workloads(st, &preempted);
+                remove_workloads(st, preempted);
                 let fits = fits_now(st, e.cq, &a.usage);
-                restore_workloads(st, &preempted);
+                restore_workloads(st, preempted);
                 if !fits {
                     e.outcome = EntryOutcome::SkippedNoLongerFits;
                     continue;
                 }
                 let usage = a.usage.clone();
-                let flavors = a.flavor_map();
-                st.admit(e.wl, e.cq, usage, flavors);
+                st.admit(e.wl, e.cq, usage);
             }
             _ => {}
         }
@@ -242,13 +262,11 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
         st.tree.remove_all(node, &usage);
     }
 
-    // --- explanations and requeue (§5.5)
+    // --- requeue (§5.5)
     for e in &entries {
         if matches!(e.outcome, EntryOutcome::Admitted) {
             continue;
         }
-        let ex = explain::for_entry(st, e);
-        result.explanations.insert(e.wl, ex);
         let strict = st.cqs[e.cq].spec.queueing_strategy == QueueingStrategy::StrictFifo;
         let park = match e.outcome {
             EntryOutcome::NamespaceMismatch => true,

@@ -84,7 +84,10 @@ fn base(st: &EngineState<'_>, wl: WlIdx, cq: Option<CqIdx>, kind: PendingKind) -
         condition_reason: "Pending".to_string(),
         message: String::new(),
         cluster_queue: cq.map(|c| st.cqs[c].name().to_string()),
-        local_queue: w.queue_name.as_ref().map(|l| format!("{}/{}", w.namespace, l)),
+        local_queue: w
+            .queue_name
+            .as_ref()
+            .map(|l| format!("{}/{}", w.namespace, l)),
         position_in_cluster_queue: None,
         position_in_local_queue: None,
         needs: Vec::new(),
@@ -112,7 +115,15 @@ fn need_of(n: &QuotaNote) -> ResourceNeed {
 fn need_text(n: &ResourceNeed) -> String {
     format!(
         "needs {} {} in flavor {} (pod set {}: {} × {}), {} free of {} nominal, {} borrowable",
-        n.needed, n.resource, n.flavor, n.pod_set, n.count, n.per_pod, n.free, n.nominal, n.borrowable
+        n.needed,
+        n.resource,
+        n.flavor,
+        n.pod_set,
+        n.count,
+        n.per_pod,
+        n.free,
+        n.nominal,
+        n.borrowable
     )
 }
 
@@ -140,8 +151,12 @@ pub fn policy_note(st: &EngineState<'_>, cq: CqIdx, wl: WlIdx) -> String {
         _ => format!("below priority {priority}"),
     };
     let within = match (within_policy, lower) {
-        (WithinClusterQueue::Never, _) => "withinClusterQueue: Never forbids preemption".to_string(),
-        (p, 0) => format!("withinClusterQueue: {p:?}, but no admitted workload in {name} is {which}"),
+        (WithinClusterQueue::Never, _) => {
+            "withinClusterQueue: Never forbids preemption".to_string()
+        }
+        (p, 0) => {
+            format!("withinClusterQueue: {p:?}, but no admitted workload in {name} is {which}")
+        }
         (p, n) => format!(
             "withinClusterQueue: {p:?}, but the {n} admitted workload{} in {name} {which} would not free enough",
             if n == 1 { "" } else { "s" }
@@ -207,12 +222,14 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
         EntryOutcome::DeferredFit => {
             ex.kind = PendingKind::WaitingForPreemptedWorkloads;
             ex.condition_reason = "WaitingForPreemptedWorkloads".to_string();
-            ex.message = "Waiting for workloads preempted by another workload to release quota".to_string();
+            ex.message =
+                "Waiting for workloads preempted by another workload to release quota".to_string();
             ex.reason = "waiting for workloads preempted by a higher-ranked workload to release quota; it fits once they are gone".to_string();
         }
         EntryOutcome::SkippedOverlap => {
             ex.kind = PendingKind::SkippedThisCycle;
-            ex.message = "Workload has overlapping preemption targets with another workload".to_string();
+            ex.message =
+                "Workload has overlapping preemption targets with another workload".to_string();
             ex.reason = "skipped this cycle: its preemption targets overlap those chosen by a higher-ranked workload; retried next cycle".to_string();
         }
         EntryOutcome::SkippedNoLongerFits => {
@@ -228,7 +245,10 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 .filter(|(_, n)| n.mode == PMode::NoCandidates)
                 .map(|(r, _)| need_text(r))
                 .collect();
-            let first = needs.first().cloned().unwrap_or_else(|| "needs more quota".to_string());
+            let first = needs
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "needs more quota".to_string());
             ex.reason = format!("{first}; {}", policy_note(st, e.cq, e.wl));
             ex.message = kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
         }
@@ -246,13 +266,20 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 );
                 ex.reason = format!(
                     "resource {resource} is not covered by ClusterQueue {cq_name} (covers {})",
-                    if covered.is_empty() { "nothing".to_string() } else { covered.join(", ") }
+                    if covered.is_empty() {
+                        "nothing".to_string()
+                    } else {
+                        covered.join(", ")
+                    }
                 );
             }
             Some(Failure::NoMatchingFlavor { pod_set, reasons }) => {
                 ex.kind = PendingKind::NoMatchingFlavor;
                 ex.condition_reason = "NoMatchingFlavor".to_string();
-                ex.message = format!("couldn't assign flavors to pod set {pod_set}: {}", reasons.join(", "));
+                ex.message = format!(
+                    "couldn't assign flavors to pod set {pod_set}: {}",
+                    reasons.join(", ")
+                );
                 ex.reason = format!(
                     "no flavor of ClusterQueue {cq_name} matches pod set {pod_set}: {}",
                     reasons.join("; ")
@@ -262,16 +289,28 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 let exceeds = ex.needs.iter().any(|n| n.needed > n.max_capacity);
                 let mut flavors: Vec<&str> = ex.needs.iter().map(|n| n.flavor.as_str()).collect();
                 flavors.dedup();
-                let head = ex.needs.first().map(need_text).unwrap_or_else(|| "needs more quota".to_string());
+                let head = ex
+                    .needs
+                    .first()
+                    .map(need_text)
+                    .unwrap_or_else(|| "needs more quota".to_string());
                 let also = if flavors.len() > 1 {
-                    format!(" (also tried flavor{} {})", if flavors.len() > 2 { "s" } else { "" }, flavors[1..].join(", "))
+                    format!(
+                        " (also tried flavor{} {})",
+                        if flavors.len() > 2 { "s" } else { "" },
+                        flavors[1..].join(", ")
+                    )
                 } else {
                     String::new()
                 };
                 if exceeds {
                     ex.kind = PendingKind::ExceedsMaxQuota;
                     ex.condition_reason = "ExceedsMaxQuota".to_string();
-                    let n = ex.needs.iter().find(|n| n.needed > n.max_capacity).expect("exceeds");
+                    let n = ex
+                        .needs
+                        .iter()
+                        .find(|n| n.needed > n.max_capacity)
+                        .expect("exceeds");
                     ex.reason = format!(
                         "{}; more than the {} the ClusterQueue can ever use{also}",
                         need_text(n),
@@ -282,7 +321,8 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                         "{head}; over nominal quota and preemption while borrowing is not allowed (borrowWithinCohort: Never){also}"
                     );
                 }
-                ex.message = kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
+                ex.message =
+                    kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
             }
         },
     }
@@ -313,7 +353,10 @@ fn kueue_quota_message(needs: &[ResourceNeed], failure: Option<&Option<Failure>>
             }
         })
         .collect();
-    format!("couldn't assign flavors to pod set {ps}: {}", parts.join(", "))
+    format!(
+        "couldn't assign flavors to pod set {ps}: {}",
+        parts.join(", ")
+    )
 }
 
 /// Explanation for a pending workload that Kueue keeps in no queue.
@@ -323,7 +366,9 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: &NotQueued) -> Expla
     match why {
         NotQueued::NoQueueName => {
             ex.kind = PendingKind::NoQueueName;
-            ex.reason = "no LocalQueue named: set the kueue.x-k8s.io/queue-name label (or spec.queueName)".to_string();
+            ex.reason =
+                "no LocalQueue named: set the kueue.x-k8s.io/queue-name label (or spec.queueName)"
+                    .to_string();
         }
         NotQueued::LocalQueueNotFound { namespace, name } => {
             ex.kind = PendingKind::LocalQueueNotFound;
@@ -335,7 +380,8 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: &NotQueued) -> Expla
             cluster_queue,
         } => {
             ex.kind = PendingKind::ClusterQueueNotFound;
-            ex.reason = format!("ClusterQueue {cluster_queue} (from LocalQueue {local_queue}) not found");
+            ex.reason =
+                format!("ClusterQueue {cluster_queue} (from LocalQueue {local_queue}) not found");
             ex.message = format!("ClusterQueue {cluster_queue} doesn't exist");
         }
         NotQueued::LocalQueueStopped { local_queue } => {
@@ -347,7 +393,9 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: &NotQueued) -> Expla
         NotQueued::Inactive => {
             ex.kind = PendingKind::Inactive;
             ex.cluster_queue = cq.map(|c| st.cqs[c].name().to_string());
-            ex.reason = "inactive (spec.active: false): Kueue never admits it until it is reactivated".to_string();
+            ex.reason =
+                "inactive (spec.active: false): Kueue never admits it until it is reactivated"
+                    .to_string();
             ex.message = "The workload is deactivated".to_string();
         }
         NotQueued::PriorityError(e) => {
@@ -363,7 +411,13 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: &NotQueued) -> Expla
 }
 
 /// Explanation for a victim that was evicted and requeued.
-pub fn for_requeued_victim(st: &EngineState<'_>, wl: WlIdx, cq: CqIdx, by: WlIdx, reason: &str) -> Explanation {
+pub fn for_requeued_victim(
+    st: &EngineState<'_>,
+    wl: WlIdx,
+    cq: CqIdx,
+    by: WlIdx,
+    reason: &str,
+) -> Explanation {
     let mut ex = base(st, wl, Some(cq), PendingKind::Queued);
     ex.reason = format!(
         "preempted by {} ({reason}) and requeued with its original position; waits for quota",
@@ -375,7 +429,12 @@ pub fn for_requeued_victim(st: &EngineState<'_>, wl: WlIdx, cq: CqIdx, by: WlIdx
 }
 
 /// Explanation for a queued workload that was not evaluated this cycle.
-pub fn for_queued(st: &EngineState<'_>, wl: WlIdx, cq: CqIdx, strict_head: Option<WlIdx>) -> Explanation {
+pub fn for_queued(
+    st: &EngineState<'_>,
+    wl: WlIdx,
+    cq: CqIdx,
+    strict_head: Option<WlIdx>,
+) -> Explanation {
     let mut ex = base(st, wl, Some(cq), PendingKind::Queued);
     let name = st.cqs[cq].name();
     if let Some(why) = &st.cqs[cq].inactive {

@@ -142,7 +142,10 @@ pub enum Failure {
     /// A non-zero request of a resource no resource group covers.
     Uncovered { pod_set: String, resource: String },
     /// No flavor of the group is eligible by taints / node labels.
-    NoMatchingFlavor { pod_set: String, reasons: Vec<String> },
+    NoMatchingFlavor {
+        pod_set: String,
+        reasons: Vec<String>,
+    },
     /// Quota-based: see the notes.
     Quota { pod_set: String },
 }
@@ -204,7 +207,11 @@ pub fn flavor_eligible(flavor: &ResourceFlavor, ps: &PodSet) -> Result<(), Strin
             .chain(flavor.tolerations.iter())
             .any(|tol| tol.tolerates(t));
         if !tolerated {
-            let v = t.value.as_deref().map(|v| format!("={v}")).unwrap_or_default();
+            let v = t
+                .value
+                .as_deref()
+                .map(|v| format!("={v}"))
+                .unwrap_or_default();
             return Err(format!(
                 "untolerated taint {}{}:{} in flavor {}",
                 t.key, v, t.effect, flavor.name
@@ -224,7 +231,10 @@ pub fn flavor_eligible(flavor: &ResourceFlavor, ps: &PodSet) -> Result<(), Strin
         let mut terms = Vec::new();
         let mut any = false;
         for term in &aff.terms {
-            let kept: Vec<_> = term.iter().filter(|r| labels.contains_key(&r.key)).collect();
+            let kept: Vec<_> = term
+                .iter()
+                .filter(|r| labels.contains_key(&r.key))
+                .collect();
             if kept.is_empty() {
                 // a term without relevant keys matches every flavor
                 any = true;
@@ -233,7 +243,10 @@ pub fn flavor_eligible(flavor: &ResourceFlavor, ps: &PodSet) -> Result<(), Strin
             terms.push(kept);
         }
         if !any && !terms.is_empty() && !terms.iter().any(|t| t.iter().all(|r| r.matches(labels))) {
-            return Err(format!("flavor {} doesn't match node affinity", flavor.name));
+            return Err(format!(
+                "flavor {} doesn't match node affinity",
+                flavor.name
+            ));
         }
     }
     Ok(())
@@ -247,8 +260,11 @@ pub fn pod_set_requests(
     covers_pods: bool,
 ) -> (i32, BTreeMap<String, i128>, BTreeMap<String, i128>) {
     let count = (ps.count - reclaimable.max(0)).max(0);
-    let mut per_pod: BTreeMap<String, i128> =
-        ps.requests.iter().map(|(r, q)| (r.clone(), q.milli())).collect();
+    let mut per_pod: BTreeMap<String, i128> = ps
+        .requests
+        .iter()
+        .map(|(r, q)| (r.clone(), q.milli()))
+        .collect();
     if covers_pods {
         per_pod.entry("pods".to_string()).or_insert(1000);
     }
@@ -417,7 +433,11 @@ pub fn assign(
         }
         for (res, c) in &chosen {
             *assigned.entry(c.fr).or_default() += requests[res];
-            let m = if c.mode == PMode::Fit { Mode::Fit } else { Mode::Preempt };
+            let m = if c.mode == PMode::Fit {
+                Mode::Fit
+            } else {
+                Mode::Preempt
+            };
             worst = worst.min(m);
             out.borrowing = out.borrowing.max(c.borrow);
         }
@@ -444,7 +464,13 @@ pub fn assign(
 }
 
 /// `fitsResourceQuota` for `val` (earlier pod sets included) of one fr.
-fn fits_resource_quota(st: &mut EngineState<'_>, node: usize, fr: FrId, val: i128, ctx: &PreemptionCtx<'_>) -> Granular {
+fn fits_resource_quota(
+    st: &mut EngineState<'_>,
+    node: usize,
+    fr: FrId,
+    val: i128,
+    ctx: &PreemptionCtx<'_>,
+) -> Granular {
     if val > st.tree.potential_available(node, fr) {
         return WORST;
     }
@@ -456,8 +482,8 @@ fn fits_resource_quota(st: &mut EngineState<'_>, node: usize, fr: FrId, val: i12
         };
     }
     let nominal = st.tree.nodes[node].nominal[fr];
-    let while_borrowing = ctx.policy.borrow_within_cohort.policy
-        != crate::model::BorrowWithinCohortPolicy::Never;
+    let while_borrowing =
+        ctx.policy.borrow_within_cohort.policy != crate::model::BorrowWithinCohortPolicy::Never;
     if val <= nominal || may_reclaim || while_borrowing {
         let (p, b) = oracle(st, ctx, fr, val);
         let mode = match p {

@@ -32,8 +32,7 @@ pub use preemption::PreemptionReason;
 pub use proposals::{PolicyOverride, Proposal, ProposedVictim, propose_preemption};
 pub use state::EngineState;
 pub use step::{
-    AdmitDecision, CycleOutcome, PendingDecision, PreemptDecision, SchedulerMemory,
-    schedule_cycle,
+    AdmitDecision, CycleOutcome, PendingDecision, PreemptDecision, SchedulerMemory, schedule_cycle,
 };
 
 /// Options for [`plan`] and [`schedule_cycle`].

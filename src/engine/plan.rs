@@ -53,7 +53,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
                 cluster_queue: st.cqs[cq].name().to_string(),
             });
         }
-        last.extend(res.explanations);
+        last.extend(res.explanations(&st));
 
         // between cycles: victims and externally evicted workloads release quota
         let mut releases: Vec<WlIdx> = res.victims.iter().map(|(t, _)| t.wl).collect();
@@ -83,7 +83,10 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
         }
         st.clock += 1;
 
-        let changed = !out.admitted.is_empty() || !out.preempted.is_empty() || !releases.is_empty() || res.parked > 0;
+        let changed = !out.admitted.is_empty()
+            || !out.preempted.is_empty()
+            || !releases.is_empty()
+            || res.parked > 0;
         let final_cycle = !changed || i + 1 == opts.max_cycles.max(1) || !has_heads(&st);
         if opts.pending_in_every_cycle || final_cycle {
             out.pending = pending_list(&st, &last, final_cycle);
@@ -124,16 +127,29 @@ fn has_heads(st: &EngineState<'_>) -> bool {
 pub fn queue_order(st: &EngineState<'_>, cq: CqIdx) -> Vec<WlIdx> {
     let c = &st.cqs[cq];
     let sticky = c.sticky.filter(|&w| c.heap.contains(&st.wls[w].qkey(w)));
-    let mut all: Vec<_> = c.heap.iter().chain(c.inadmissible.iter()).copied().collect();
+    let mut all: Vec<_> = c
+        .heap
+        .iter()
+        .chain(c.inadmissible.iter())
+        .copied()
+        .collect();
     all.sort_unstable();
     let mut out: Vec<WlIdx> = Vec::with_capacity(all.len());
     out.extend(sticky);
-    out.extend(all.into_iter().map(|k| k.idx).filter(|&w| Some(w) != sticky));
+    out.extend(
+        all.into_iter()
+            .map(|k| k.idx)
+            .filter(|&w| Some(w) != sticky),
+    );
     out
 }
 
 /// The pending list after a cycle, with positions and reasons.
-pub fn pending_list(st: &EngineState<'_>, last: &BTreeMap<WlIdx, Explanation>, with_explanations: bool) -> Vec<PlanPending> {
+pub fn pending_list(
+    st: &EngineState<'_>,
+    last: &BTreeMap<WlIdx, Explanation>,
+    with_explanations: bool,
+) -> Vec<PlanPending> {
     let mut out = Vec::new();
     for cq in 0..st.cqs.len() {
         let order = queue_order(st, cq);
@@ -146,7 +162,9 @@ pub fn pending_list(st: &EngineState<'_>, last: &BTreeMap<WlIdx, Explanation>, w
                 Some(e) if st.cqs[cq].inactive.is_none() => e.clone(),
                 _ => explain::for_queued(st, w, cq, strict_head),
             };
-            if strict_head.is_some_and(|h| h != w) && ex.kind != super::PendingKind::ClusterQueueInactive {
+            if strict_head.is_some_and(|h| h != w)
+                && ex.kind != super::PendingKind::ClusterQueueInactive
+            {
                 ex = explain::for_queued(st, w, cq, strict_head);
             }
             let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);

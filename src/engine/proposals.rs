@@ -45,7 +45,11 @@ pub struct Proposal {
 /// For a pending workload, the minimal victim set Kueue's classical preemption would
 /// choose if its ClusterQueue's policy were changed by `policy_override`. `None` when
 /// the workload is unknown, not queued, or cannot be admitted even with that policy.
-pub fn propose_preemption(state: &ClusterState, workload_key: &str, policy_override: &PolicyOverride) -> Option<Proposal> {
+pub fn propose_preemption(
+    state: &ClusterState,
+    workload_key: &str,
+    policy_override: &PolicyOverride,
+) -> Option<Proposal> {
     // Reservations without a transition time count as the most recent ones.
     let opts = PlanOptions {
         now: i64::MAX / 2,
@@ -103,7 +107,10 @@ pub fn propose_preemption(state: &ClusterState, workload_key: &str, policy_overr
             .iter()
             .map(|t| ProposedVictim {
                 workload: st.wls[t.wl].key.clone(),
-                cluster_queue: st.wls[t.wl].cq.map(|c| st.cqs[c].name().to_string()).unwrap_or_default(),
+                cluster_queue: st.wls[t.wl]
+                    .cq
+                    .map(|c| st.cqs[c].name().to_string())
+                    .unwrap_or_default(),
                 priority: st.wls[t.wl].priority,
                 reason: t.reason,
             })

@@ -16,25 +16,26 @@ pub type NodeId = usize;
 #[derive(Clone, Debug, Default)]
 pub struct FrTable {
     pairs: Vec<(String, String)>,
-    index: BTreeMap<(String, String), FrId>,
+    /// flavor → resource → id (two levels so lookups by `&str` do not allocate).
+    index: BTreeMap<String, BTreeMap<String, FrId>>,
 }
 
 impl FrTable {
     pub fn intern(&mut self, flavor: &str, resource: &str) -> FrId {
-        if let Some(&id) = self.index.get(&(flavor.to_string(), resource.to_string())) {
+        if let Some(id) = self.get(flavor, resource) {
             return id;
         }
         let id = self.pairs.len();
         self.pairs.push((flavor.to_string(), resource.to_string()));
         self.index
-            .insert((flavor.to_string(), resource.to_string()), id);
+            .entry(flavor.to_string())
+            .or_default()
+            .insert(resource.to_string(), id);
         id
     }
 
     pub fn get(&self, flavor: &str, resource: &str) -> Option<FrId> {
-        self.index
-            .get(&(flavor.to_string(), resource.to_string()))
-            .copied()
+        self.index.get(flavor)?.get(resource).copied()
     }
 
     pub fn flavor(&self, fr: FrId) -> &str {
@@ -132,11 +133,12 @@ impl QuotaTree {
     fn accumulate(&mut self, n: NodeId) {
         let nfr = self.nfr;
         let mut subtree = self.nodes[n].nominal.clone();
-        let mut height = if self.nodes[n].child_cqs.is_empty() && self.nodes[n].child_cohorts.is_empty() {
-            0
-        } else {
-            1
-        };
+        let mut height =
+            if self.nodes[n].child_cqs.is_empty() && self.nodes[n].child_cohorts.is_empty() {
+                0
+            } else {
+                1
+            };
         let children: Vec<NodeId> = self.nodes[n]
             .child_cohorts
             .iter()
@@ -250,7 +252,12 @@ impl QuotaTree {
     /// `FindHeightOfLowestSubtreeThatFits` (`classical/hierarchical_preemption.go`):
     /// the borrowing level of taking `val` more of `fr` (0 = within the CQ's own quota),
     /// and whether the subtree found is smaller than the whole tree.
-    pub fn height_of_lowest_subtree_that_fits(&self, cq: NodeId, fr: FrId, val: i128) -> (usize, bool) {
+    pub fn height_of_lowest_subtree_that_fits(
+        &self,
+        cq: NodeId,
+        fr: FrId,
+        val: i128,
+    ) -> (usize, bool) {
         let node = &self.nodes[cq];
         if !(node.borrowing_with(fr, val) && node.parent.is_some()) {
             return (0, node.parent.is_some());
@@ -264,12 +271,19 @@ impl QuotaTree {
             }
             remaining -= self.nodes[p].local_available(fr);
         }
-        (self.nodes[tracking].height, self.nodes[tracking].parent.is_some())
+        (
+            self.nodes[tracking].height,
+            self.nodes[tracking].parent.is_some(),
+        )
     }
 
     /// `QuantitiesFitInQuota`: whether `requests` fit in the node's subtree quota, and
     /// what remains once its guaranteed local availability is used.
-    pub fn quantities_fit_in_quota(&self, n: NodeId, requests: &[(FrId, i128)]) -> (bool, Vec<(FrId, i128)>) {
+    pub fn quantities_fit_in_quota(
+        &self,
+        n: NodeId,
+        requests: &[(FrId, i128)],
+    ) -> (bool, Vec<(FrId, i128)>) {
         let node = &self.nodes[n];
         let mut fits = true;
         let mut remaining = Vec::with_capacity(requests.len());
@@ -296,7 +310,11 @@ mod tests {
     /// root cohort (own nominal 0) with two CQs: a (nominal 10, lending 4) and b (nominal 6).
     fn tree() -> QuotaTree {
         let mut t = QuotaTree {
-            nodes: vec![Node::new("root", false, 1), Node::new("a", true, 1), Node::new("b", true, 1)],
+            nodes: vec![
+                Node::new("root", false, 1),
+                Node::new("a", true, 1),
+                Node::new("b", true, 1),
+            ],
             nfr: 1,
         };
         t.nodes[0].child_cqs = vec![1, 2];

@@ -2,9 +2,9 @@
 //! current usage, per-ClusterQueue queues and admitted sets, and a compact record per
 //! workload. Building it is linear in the input plus one sort of the pending workloads.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::model::{ClusterQueue, ClusterState, StopPolicy, Timestamp, Workload};
+use crate::model::{ClusterQueue, ClusterState, LocalQueue, StopPolicy, Timestamp, Workload};
 
 use super::PlanOptions;
 use super::quota::{FrId, FrTable, Node, NodeId, QuotaTree};
@@ -27,9 +27,17 @@ pub struct QKey {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NotQueued {
     NoQueueName,
-    LocalQueueNotFound { namespace: String, name: String },
-    ClusterQueueNotFound { local_queue: String, cluster_queue: String },
-    LocalQueueStopped { local_queue: String },
+    LocalQueueNotFound {
+        namespace: String,
+        name: String,
+    },
+    ClusterQueueNotFound {
+        local_queue: String,
+        cluster_queue: String,
+    },
+    LocalQueueStopped {
+        local_queue: String,
+    },
     Inactive,
     PriorityError(String),
 }
@@ -66,8 +74,6 @@ pub struct WlInfo<'a> {
     /// Being evicted by someone other than the scheduler (evicted, deactivated, or its
     /// ClusterQueue drains): releases its quota before the next simulated cycle.
     pub releasing: bool,
-    /// Flavors per pod set per resource while admitted.
-    pub flavors: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl WlInfo<'_> {
@@ -114,7 +120,10 @@ pub struct EngineState<'a> {
     pub cq_by_name: BTreeMap<String, CqIdx>,
     pub node_cq: Vec<Option<CqIdx>>,
     pub wls: Vec<WlInfo<'a>>,
-    pub wl_by_key: BTreeMap<String, WlIdx>,
+    /// Lookup only (never iterated), so a HashMap cannot leak order into output.
+    pub wl_by_key: HashMap<String, WlIdx>,
+    /// (namespace, LocalQueue) → LocalQueue, for allocation-free lookups.
+    pub lq_index: HashMap<(&'a str, &'a str), &'a LocalQueue>,
     pub warnings: Vec<String>,
     /// Logical time of the simulated cycles (ms); starts at `opts.now`.
     pub clock: Timestamp,
@@ -220,7 +229,10 @@ impl<'a> EngineState<'a> {
             ));
         }
 
-        let mut tree = QuotaTree { nodes: Vec::new(), nfr };
+        let mut tree = QuotaTree {
+            nodes: Vec::new(),
+            nfr,
+        };
         let mut cohort_node: BTreeMap<String, NodeId> = BTreeMap::new();
         for name in &cohort_names {
             let id = tree.nodes.len();
@@ -320,27 +332,32 @@ impl<'a> EngineState<'a> {
             }
         }
 
-        // --- workloads
-        let mut order: Vec<(&str, String)> = Vec::new();
-        for wl in cluster.workloads.values() {
-            order.push((wl.uid.as_str(), wl.key()));
+        // --- workloads: tie rank by (uid, namespace, name)
+        let all: Vec<&Workload> = cluster.workloads.values().collect();
+        let mut order: Vec<u32> = (0..all.len() as u32).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (all[a as usize], all[b as usize]);
+            (&a.uid, &a.namespace, &a.name).cmp(&(&b.uid, &b.namespace, &b.name))
+        });
+        let mut tie_of = vec![0u32; all.len()];
+        for (rank, &i) in order.iter().enumerate() {
+            tie_of[i as usize] = rank as u32;
         }
-        order.sort();
-        let tie_of: BTreeMap<&String, u32> = order
-            .iter()
-            .enumerate()
-            .map(|(i, (_, k))| (k, i as u32))
+        let lq_index: HashMap<(&'a str, &'a str), &'a LocalQueue> = cluster
+            .local_queues
+            .values()
+            .map(|lq| ((lq.namespace.as_str(), lq.name.as_str()), lq))
             .collect();
 
         let mut wls: Vec<WlInfo<'a>> = Vec::with_capacity(cluster.workloads.len());
-        let mut wl_by_key = BTreeMap::new();
+        let mut wl_by_key = HashMap::with_capacity(cluster.workloads.len());
         let mut partial_warned = false;
-        for wl in cluster.workloads.values() {
+        for (i, wl) in all.iter().copied().enumerate() {
             if wl.is_finished() {
                 continue;
             }
             let key = wl.key();
-            let tie = tie_of[&key];
+            let tie = tie_of[i];
             let idx = wls.len();
             let mut info = WlInfo {
                 wl,
@@ -354,7 +371,6 @@ impl<'a> EngineState<'a> {
                 reserve_time: quota_reserved_time(wl, opts.now),
                 evicted: wl.is_evicted(),
                 releasing: false,
-                flavors: BTreeMap::new(),
             };
             if !partial_warned && wl.pod_sets.iter().any(|p| p.min_count.is_some()) {
                 partial_warned = true;
@@ -370,9 +386,6 @@ impl<'a> EngineState<'a> {
                         info.cq = Some(c);
                         info.state = WlState::Admitted;
                         info.usage = admitted_usage(wl, &frs);
-                        for psa in &adm.pod_set_assignments {
-                            info.flavors.insert(psa.name.clone(), psa.flavors.clone());
-                        }
                         let drains = cqs[c].spec.stop_policy == StopPolicy::HoldAndDrain;
                         info.releasing = info.evicted || !wl.active || drains;
                         tree.add_all(cqs[c].node, &info.usage);
@@ -387,7 +400,7 @@ impl<'a> EngineState<'a> {
                     }
                 }
             } else {
-                let (cq, state) = resolve_queue(cluster, wl, &cq_by_name);
+                let (cq, state) = resolve_queue(&lq_index, wl, &cq_by_name);
                 info.cq = cq;
                 info.state = state;
                 if info.state == WlState::Queued {
@@ -409,6 +422,7 @@ impl<'a> EngineState<'a> {
             node_cq,
             wls,
             wl_by_key,
+            lq_index,
             warnings,
             clock: opts.now,
             reserved: Vec::new(),
@@ -467,7 +481,7 @@ impl<'a> EngineState<'a> {
     }
 
     /// Admits a workload in the snapshot (usage added, moved to the admitted set).
-    pub fn admit(&mut self, idx: WlIdx, cq: CqIdx, usage: Vec<(FrId, i128)>, flavors: BTreeMap<String, BTreeMap<String, String>>) {
+    pub fn admit(&mut self, idx: WlIdx, cq: CqIdx, usage: Vec<(FrId, i128)>) {
         let key = self.wls[idx].qkey(idx);
         self.cqs[cq].heap.remove(&key);
         self.cqs[cq].inadmissible.remove(&key);
@@ -478,7 +492,6 @@ impl<'a> EngineState<'a> {
         self.cqs[cq].admitted.insert(idx);
         let w = &mut self.wls[idx];
         w.usage = usage;
-        w.flavors = flavors;
         w.state = WlState::Admitted;
         w.reserve_time = self.clock;
         w.evicted = false;
@@ -496,11 +509,10 @@ impl<'a> EngineState<'a> {
         self.tree.remove_all(self.cqs[cq].node, &usage);
         self.cqs[cq].admitted.remove(&idx);
         let wl = self.wls[idx].wl;
-        let (rcq, state) = resolve_queue(self.cluster, wl, &self.cq_by_name);
+        let (rcq, state) = resolve_queue(&self.lq_index, wl, &self.cq_by_name);
         let w = &mut self.wls[idx];
         w.evicted = false;
         w.releasing = false;
-        w.flavors.clear();
         w.cq = rcq.or(Some(cq));
         w.state = state;
         if w.state == WlState::Queued {
@@ -513,15 +525,14 @@ impl<'a> EngineState<'a> {
 
 /// Looks the workload's queue up: LocalQueue → ClusterQueue (§1.3).
 fn resolve_queue(
-    cluster: &ClusterState,
+    lq_index: &HashMap<(&str, &str), &LocalQueue>,
     wl: &Workload,
     cq_by_name: &BTreeMap<String, CqIdx>,
 ) -> (Option<CqIdx>, WlState) {
-    let lq_cq = wl.queue_name.as_ref().and_then(|q| {
-        cluster
-            .local_queues
-            .get(&(wl.namespace.clone(), q.clone()))
-    });
+    let lq_cq = wl
+        .queue_name
+        .as_ref()
+        .and_then(|q| lq_index.get(&(wl.namespace.as_str(), q.as_str())).copied());
     let cq = lq_cq.and_then(|lq| cq_by_name.get(&lq.cluster_queue).copied());
     if let Some(e) = &wl.priority_error {
         return (cq, WlState::NotQueued(NotQueued::PriorityError(e.clone())));

@@ -32,7 +32,11 @@ impl SchedulerMemory {
         let Some(&cq) = st.cq_by_name.get(cluster_queue) else {
             return;
         };
-        let tree: BTreeSet<&str> = st.cqs_in_same_tree(cq).into_iter().map(|c| st.cqs[c].name()).collect();
+        let tree: BTreeSet<&str> = st
+            .cqs_in_same_tree(cq)
+            .into_iter()
+            .map(|c| st.cqs[c].name())
+            .collect();
         self.inadmissible.retain(|k| {
             let cq = st.wl_by_key.get(k).and_then(|&w| st.wls[w].cq);
             !cq.is_some_and(|c| tree.contains(st.cqs[c].name()))
@@ -90,7 +94,11 @@ pub struct CycleOutcome {
 }
 
 /// Runs ONE scheduling cycle on `state` as Kueue would, given its queue memory.
-pub fn schedule_cycle(state: &ClusterState, memory: &SchedulerMemory, opts: &PlanOptions) -> CycleOutcome {
+pub fn schedule_cycle(
+    state: &ClusterState,
+    memory: &SchedulerMemory,
+    opts: &PlanOptions,
+) -> CycleOutcome {
     let mut st = EngineState::new(state, opts);
     // restore the queue memory
     for key in &memory.inadmissible {
@@ -111,6 +119,7 @@ pub fn schedule_cycle(state: &ClusterState, memory: &SchedulerMemory, opts: &Pla
     }
 
     let res = cycle::run(&mut st);
+    let explanations = res.explanations(&st);
     let mut out = CycleOutcome {
         warnings: st.warnings.clone(),
         ..Default::default()
@@ -130,7 +139,11 @@ pub fn schedule_cycle(state: &ClusterState, memory: &SchedulerMemory, opts: &Pla
                 .iter()
                 .map(|p| PodSetAssignment {
                     name: p.name.clone(),
-                    flavors: p.flavors.iter().map(|(r, c)| (r.clone(), c.flavor.clone())).collect(),
+                    flavors: p
+                        .flavors
+                        .iter()
+                        .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                        .collect(),
                     resource_usage: p
                         .requests
                         .iter()
@@ -153,13 +166,16 @@ pub fn schedule_cycle(state: &ClusterState, memory: &SchedulerMemory, opts: &Pla
     for (t, by) in &res.victims {
         let v = &st.wls[t.wl];
         let p = &st.wls[*by];
-        let job_uid = p
-            .wl
-            .labels
-            .get("kueue.x-k8s.io/job-uid")
-            .cloned()
-            .unwrap_or_else(|| "UNKNOWN".to_string());
-        let uid = if p.wl.uid.is_empty() { "UNKNOWN" } else { p.wl.uid.as_str() };
+        let job_uid =
+            p.wl.labels
+                .get("kueue.x-k8s.io/job-uid")
+                .cloned()
+                .unwrap_or_else(|| "UNKNOWN".to_string());
+        let uid = if p.wl.uid.is_empty() {
+            "UNKNOWN"
+        } else {
+            p.wl.uid.as_str()
+        };
         out.preempted.push(PreemptDecision {
             workload: v.key.clone(),
             uid: v.wl.uid.clone(),
@@ -182,13 +198,14 @@ pub fn schedule_cycle(state: &ClusterState, memory: &SchedulerMemory, opts: &Pla
 
     // pending: evaluated heads first get their cycle's explanation
     for cq in 0..st.cqs.len() {
-        let strict_head = (st.cqs[cq].spec.queueing_strategy == crate::model::QueueingStrategy::StrictFifo)
+        let strict_head = (st.cqs[cq].spec.queueing_strategy
+            == crate::model::QueueingStrategy::StrictFifo)
             .then(|| st.cqs[cq].heap.first().map(|k| k.idx))
             .flatten();
         let order = queue_order(&st, cq);
         let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
         for (i, &w) in order.iter().enumerate() {
-            let mut ex = match res.explanations.get(&w) {
+            let mut ex = match explanations.get(&w) {
                 Some(e) => e.clone(),
                 None => explain::for_queued(&st, w, cq, strict_head),
             };
@@ -207,7 +224,10 @@ pub fn schedule_cycle(state: &ClusterState, memory: &SchedulerMemory, opts: &Pla
             });
         }
         out.memory.inadmissible.extend(
-            st.cqs[cq].inadmissible.iter().map(|k| st.wls[k.idx].key.clone()),
+            st.cqs[cq]
+                .inadmissible
+                .iter()
+                .map(|k| st.wls[k.idx].key.clone()),
         );
         if let Some(s) = st.cqs[cq].sticky {
             out.memory

@@ -21,7 +21,12 @@ pub fn rq(resource: &str, nominal: &str) -> ResourceQuota {
 }
 
 /// A resource quota with optional borrowing / lending limits.
-pub fn rq_limits(resource: &str, nominal: &str, borrowing: Option<&str>, lending: Option<&str>) -> ResourceQuota {
+pub fn rq_limits(
+    resource: &str,
+    nominal: &str,
+    borrowing: Option<&str>,
+    lending: Option<&str>,
+) -> ResourceQuota {
     ResourceQuota {
         borrowing_limit: borrowing.map(qty),
         lending_limit: lending.map(qty),
@@ -65,14 +70,21 @@ impl CqBuilder {
     }
     /// One flavor, one resource: the common single-quota queue.
     pub fn quota(self, flavor: &str, resource: &str, nominal: &str) -> Self {
-        self.group(rg(&[resource], vec![fq(flavor, vec![rq(resource, nominal)])]))
+        self.group(rg(
+            &[resource],
+            vec![fq(flavor, vec![rq(resource, nominal)])],
+        ))
     }
     pub fn preemption(mut self, within: WithinClusterQueue, reclaim: ReclaimWithinCohort) -> Self {
         self.0.preemption.within_cluster_queue = within;
         self.0.preemption.reclaim_within_cohort = reclaim;
         self
     }
-    pub fn borrow_within_cohort(mut self, policy: BorrowWithinCohortPolicy, threshold: Option<i32>) -> Self {
+    pub fn borrow_within_cohort(
+        mut self,
+        policy: BorrowWithinCohortPolicy,
+        threshold: Option<i32>,
+    ) -> Self {
         self.0.preemption.borrow_within_cohort = BorrowWithinCohort {
             policy,
             max_priority_threshold: threshold,
@@ -87,7 +99,12 @@ impl CqBuilder {
         self.0.namespace_selector = s;
         self
     }
-    pub fn fungibility(mut self, borrow: FungibilityPolicy, preempt: FungibilityPolicy, pref: Option<FungibilityPreference>) -> Self {
+    pub fn fungibility(
+        mut self,
+        borrow: FungibilityPolicy,
+        preempt: FungibilityPolicy,
+        pref: Option<FungibilityPreference>,
+    ) -> Self {
         self.0.flavor_fungibility = FlavorFungibility {
             when_can_borrow: borrow,
             when_can_preempt: preempt,
@@ -141,7 +158,10 @@ impl WlBuilder {
         self.0.pod_sets.push(PodSet {
             name: name.to_string(),
             count,
-            requests: requests.iter().map(|(r, q)| (r.to_string(), qty(q))).collect(),
+            requests: requests
+                .iter()
+                .map(|(r, q)| (r.to_string(), qty(q)))
+                .collect(),
             ..Default::default()
         });
         self
@@ -166,18 +186,31 @@ impl WlBuilder {
             .map(|p| {
                 (
                     p.name.clone(),
-                    p.requests.keys().map(|r| (r.clone(), flavor.to_string())).collect(),
+                    p.requests
+                        .keys()
+                        .map(|r| (r.clone(), flavor.to_string()))
+                        .collect(),
                 )
             })
             .collect();
         self.admitted_with(cq, flavors, at)
     }
     /// Holds quota with explicit per-pod-set flavors.
-    pub fn admitted_with(mut self, cq: &str, flavors: Vec<(String, BTreeMap<String, String>)>, at: Timestamp) -> Self {
+    pub fn admitted_with(
+        mut self,
+        cq: &str,
+        flavors: Vec<(String, BTreeMap<String, String>)>,
+        at: Timestamp,
+    ) -> Self {
         let psas = flavors
             .into_iter()
             .map(|(ps, fl)| {
-                let spec = self.0.pod_sets.iter().find(|p| p.name == ps).expect("pod set");
+                let spec = self
+                    .0
+                    .pod_sets
+                    .iter()
+                    .find(|p| p.name == ps)
+                    .expect("pod set");
                 PodSetAssignment {
                     name: ps.clone(),
                     flavors: fl,
@@ -203,7 +236,13 @@ impl WlBuilder {
         });
         self
     }
-    pub fn condition(mut self, type_: &str, status: ConditionStatus, reason: &str, at: Timestamp) -> Self {
+    pub fn condition(
+        mut self,
+        type_: &str,
+        status: ConditionStatus,
+        reason: &str,
+        at: Timestamp,
+    ) -> Self {
         self.0.conditions.push(Condition {
             type_: type_.to_string(),
             status,
@@ -270,7 +309,10 @@ impl ClusterBuilder {
             ns.to_string(),
             Namespace {
                 name: ns.to_string(),
-                labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+                labels: labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
             },
         );
         self

@@ -45,7 +45,11 @@ pub struct Collected {
 }
 
 /// The policy predicate (`preemption_policy.go`), with Never ⇒ false.
-pub fn policy_allows_within(p: WithinClusterQueue, preemptor: (i32, i64), cand: (i32, i64)) -> bool {
+pub fn policy_allows_within(
+    p: WithinClusterQueue,
+    preemptor: (i32, i64),
+    cand: (i32, i64),
+) -> bool {
     match p {
         WithinClusterQueue::Never => false,
         WithinClusterQueue::LowerPriority => cand.0 < preemptor.0,
@@ -55,7 +59,11 @@ pub fn policy_allows_within(p: WithinClusterQueue, preemptor: (i32, i64), cand: 
     }
 }
 
-pub fn policy_allows_reclaim(p: ReclaimWithinCohort, preemptor: (i32, i64), cand: (i32, i64)) -> bool {
+pub fn policy_allows_reclaim(
+    p: ReclaimWithinCohort,
+    preemptor: (i32, i64),
+    cand: (i32, i64),
+) -> bool {
     match p {
         ReclaimWithinCohort::Never => false,
         ReclaimWithinCohort::LowerPriority => cand.0 < preemptor.0,
@@ -71,7 +79,13 @@ fn uses_needed(st: &EngineState<'_>, wl: WlIdx, ctx: &PreemptionCtx<'_>) -> bool
 }
 
 /// `classifyPreemptionVariant`; `None` = cannot be preempted.
-fn classify(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, wl: WlIdx, cand_cq: CqIdx, advantage: bool) -> Option<Variant> {
+fn classify(
+    st: &EngineState<'_>,
+    ctx: &PreemptionCtx<'_>,
+    wl: WlIdx,
+    cand_cq: CqIdx,
+    advantage: bool,
+) -> Option<Variant> {
     if Some(wl) == ctx.preemptor || !uses_needed(st, wl, ctx) {
         return None;
     }
@@ -79,7 +93,8 @@ fn classify(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, wl: WlIdx, cand_cq: C
     let me = (ctx.priority, ctx.queue_ts);
     let cand = (w.priority, w.queue_ts);
     if cand_cq == ctx.cq {
-        return policy_allows_within(ctx.policy.within_cluster_queue, me, cand).then_some(Variant::WithinCq);
+        return policy_allows_within(ctx.policy.within_cluster_queue, me, cand)
+            .then_some(Variant::WithinCq);
     }
     if !policy_allows_reclaim(ctx.policy.reclaim_within_cohort, me, cand) {
         return None;
@@ -92,10 +107,8 @@ fn classify(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, wl: WlIdx, cand_cq: C
         return Some(Variant::ReclaimWithoutBorrowing);
     }
     // isAboveBorrowingThreshold
-    let above = w.priority >= ctx.priority
-        || bwc
-            .max_priority_threshold
-            .is_some_and(|t| w.priority > t);
+    let above =
+        w.priority >= ctx.priority || bwc.max_priority_threshold.is_some_and(|t| w.priority > t);
     Some(if above {
         Variant::ReclaimWithoutBorrowing
     } else {
@@ -103,10 +116,22 @@ fn classify(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, wl: WlIdx, cand_cq: C
     })
 }
 
-fn from_cq(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, cq: CqIdx, lca: Option<NodeId>, advantage: bool, out: &mut Vec<Candidate>) {
+fn from_cq(
+    st: &EngineState<'_>,
+    ctx: &PreemptionCtx<'_>,
+    cq: CqIdx,
+    lca: Option<NodeId>,
+    advantage: bool,
+    out: &mut Vec<Candidate>,
+) {
     for &wl in &st.cqs[cq].admitted {
         if let Some(variant) = classify(st, ctx, wl, cq, advantage) {
-            out.push(Candidate { wl, cq, lca, variant });
+            out.push(Candidate {
+                wl,
+                cq,
+                lca,
+                variant,
+            });
         }
     }
 }
@@ -145,13 +170,19 @@ pub fn collect(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Collected {
         from_cq(st, ctx, ctx.cq, None, false, &mut c.same_cq);
     }
     let me = st.cqs[ctx.cq].node;
-    if st.tree.nodes[me].parent.is_none() || ctx.policy.reclaim_within_cohort == ReclaimWithinCohort::Never {
+    if st.tree.nodes[me].parent.is_none()
+        || ctx.policy.reclaim_within_cohort == ReclaimWithinCohort::Never
+    {
         return c;
     }
     let (mut advantage, mut remaining) = st.tree.quantities_fit_in_quota(me, &ctx.usage);
     let mut previous: Option<NodeId> = None;
     for root in st.tree.ancestors(me) {
-        let list = if advantage { &mut c.hierarchy } else { &mut c.priority };
+        let list = if advantage {
+            &mut c.hierarchy
+        } else {
+            &mut c.priority
+        };
         in_subtree(st, ctx, root, root, previous, advantage, list);
         let (fits, rem) = st.tree.quantities_fit_in_quota(root, &remaining);
         remaining = rem;

@@ -24,7 +24,12 @@ fn workload_fits(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, allow_borrowing:
 
 /// `candidateIsValid`: other-CQ candidates stay valid only while their CQ, and every
 /// cohort up to the lowest common ancestor, is still above nominal.
-fn candidate_valid(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, c: &Candidate, borrow: bool) -> bool {
+fn candidate_valid(
+    st: &EngineState<'_>,
+    ctx: &PreemptionCtx<'_>,
+    c: &Candidate,
+    borrow: bool,
+) -> bool {
     if c.cq == ctx.cq {
         return true;
     }
@@ -173,7 +178,12 @@ pub enum Possibility {
 
 /// `SimulatePreemption`: runs the search for `val` of one fr; returns the possibility
 /// and the borrowing level after the simulated removal.
-pub fn oracle(st: &mut EngineState<'_>, base: &PreemptionCtx<'_>, fr: FrId, val: i128) -> (Possibility, usize) {
+pub fn oracle(
+    st: &mut EngineState<'_>,
+    base: &PreemptionCtx<'_>,
+    fr: FrId,
+    val: i128,
+) -> (Possibility, usize) {
     let ctx = PreemptionCtx {
         usage: vec![(fr, val)],
         frs_need: vec![fr],
@@ -190,5 +200,12 @@ pub fn oracle(st: &mut EngineState<'_>, base: &PreemptionCtx<'_>, fr: FrId, val:
     let (b, _) = st.tree.height_of_lowest_subtree_that_fits(node, fr, val);
     restore_workloads(st, &wls);
     let own = targets.iter().any(|t| st.wls[t.wl].cq == Some(ctx.cq));
-    (if own { Possibility::Preempt } else { Possibility::Reclaim }, b)
+    (
+        if own {
+            Possibility::Preempt
+        } else {
+            Possibility::Reclaim
+        },
+        b,
+    )
 }
