@@ -676,3 +676,133 @@ fn fair_sharing_is_never_silent() {
     );
     assert!(p.warnings.iter().any(|w| w.contains("fair sharing")));
 }
+
+// --- partial admission
+
+#[test]
+fn partial_admission_takes_the_largest_count_that_fits() {
+    let s = one_cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .wl(WlBuilder::new("ns", "elastic")
+            .queue("lq")
+            .pod_set("workers", 8, &[("cpu", "1")])
+            .with_last_pod_set(|p| p.min_count = Some(2)))
+        .build();
+    let out = gangplank::engine::schedule_cycle(&s, &Default::default(), &opts());
+    assert_eq!(out.admitted.len(), 1);
+    let psa = &out.admitted[0].admission.pod_set_assignments[0];
+    assert_eq!(psa.count, Some(4));
+    assert_eq!(psa.resource_usage["cpu"].to_string(), "4");
+    // below minCount it stays pending
+    let s = one_cq(CqBuilder::new("cq").quota("default", "cpu", "1"))
+        .wl(WlBuilder::new("ns", "elastic")
+            .queue("lq")
+            .pod_set("workers", 8, &[("cpu", "1")])
+            .with_last_pod_set(|p| p.min_count = Some(2)))
+        .build();
+    assert!(admitted_all(&s).is_empty());
+}
+
+// --- usage accounting and overlapping targets
+
+#[test]
+fn evicted_but_unreleased_workloads_still_hold_quota() {
+    let s = one_cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .wl(WlBuilder::new("ns", "leaving")
+            .pod_set("main", 1, &[("cpu", "4")])
+            .admitted("cq", "default", 5)
+            .condition(
+                "Evicted",
+                gangplank::model::ConditionStatus::True,
+                "Preempted",
+                6,
+            ))
+        .wl(job("next", 0, 1, "1"))
+        .build();
+    let p = plan(&s, &opts());
+    assert_eq!(
+        p.cluster_queues[0].usage["default"]["cpu"].used.to_string(),
+        "4"
+    );
+    assert!(
+        p.cycles[0].admitted.is_empty(),
+        "quota is still held in the first cycle"
+    );
+    assert_eq!(p.cycles[1].admitted[0].workload, "ns/next");
+}
+
+#[test]
+fn reclaimable_pods_shrink_accounted_usage() {
+    let mut running = WlBuilder::new("ns", "running")
+        .pod_set("main", 4, &[("cpu", "1")])
+        .admitted("cq", "default", 5);
+    running.0.reclaimable_pods.insert("main".into(), 2);
+    let s = one_cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .wl(running)
+        .wl(job("next", 0, 1, "2"))
+        .build();
+    let p = plan(&s, &opts());
+    assert_eq!(
+        p.cluster_queues[0].usage["default"]["cpu"].used.to_string(),
+        "2"
+    );
+    assert_eq!(p.cycles[0].admitted[0].workload, "ns/next");
+}
+
+#[test]
+fn overlapping_targets_defer_the_second_preemptor() {
+    let s = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("a")
+            .cohort("co")
+            .quota("default", "cpu", "2")
+            .preemption(W::Never, R::Any))
+        .cq(CqBuilder::new("b")
+            .cohort("co")
+            .quota("default", "cpu", "2")
+            .preemption(W::Never, R::Any))
+        .cq(CqBuilder::new("c")
+            .cohort("co")
+            .quota("default", "cpu", "0"))
+        .lq("ns", "la", "a")
+        .lq("ns", "lb", "b")
+        .wl(WlBuilder::new("ns", "borrower")
+            .priority(-1)
+            .pod_set("main", 1, &[("cpu", "4")])
+            .admitted("c", "default", 5))
+        .wl(WlBuilder::new("ns", "a-head")
+            .queue("la")
+            .created(1)
+            .pod_set("main", 1, &[("cpu", "2")]))
+        .wl(WlBuilder::new("ns", "b-head")
+            .queue("lb")
+            .created(2)
+            .pod_set("main", 1, &[("cpu", "2")]))
+        .build();
+    let p = plan(&s, &opts());
+    let c1 = &p.cycles[0];
+    assert_eq!(c1.preempted.len(), 1);
+    assert_eq!(
+        (
+            c1.preempted[0].workload.as_str(),
+            c1.preempted[0].by.as_str()
+        ),
+        ("ns/borrower", "ns/a-head")
+    );
+    let b = c1
+        .pending
+        .iter()
+        .find(|x| x.workload == "ns/b-head")
+        .unwrap();
+    assert!(
+        b.reason.contains("preempted by a higher-ranked workload"),
+        "{}",
+        b.reason
+    );
+    let mut second: Vec<&str> = p.cycles[1]
+        .admitted
+        .iter()
+        .map(|a| a.workload.as_str())
+        .collect();
+    second.sort();
+    assert_eq!(second, ["ns/a-head", "ns/b-head"]);
+}

@@ -65,6 +65,77 @@ impl CycleResult {
     }
 }
 
+/// Flavor assignment, plus preemption targets when the mode is Preempt.
+fn nominate(
+    st: &mut EngineState<'_>,
+    cq: CqIdx,
+    pod_sets: &[crate::model::PodSet],
+    reclaimable: &BTreeMap<String, i32>,
+    base: &PreemptionCtx<'_>,
+) -> (Assignment, Vec<Target>) {
+    let a = flavor::assign(st, cq, pod_sets, reclaimable, base);
+    let targets = if a.mode == Mode::Preempt {
+        let ctx = PreemptionCtx {
+            usage: a.usage.clone(),
+            frs_need: a.frs_need_preemption(),
+            ..base.clone()
+        };
+        get_targets(st, &ctx)
+    } else {
+        Vec::new()
+    };
+    (a, targets)
+}
+
+/// Partial admission (`pkg/scheduler/flavorassigner/podset_reducer.go`, proportional
+/// reducer): binary-search the smallest uniform cut of every pod set's
+/// `count − minCount` slack whose assignment fits or preempts with targets.
+fn partial_admission(
+    st: &mut EngineState<'_>,
+    cq: CqIdx,
+    w: &crate::model::Workload,
+    base: &PreemptionCtx<'_>,
+    viable: impl Fn(&Assignment, &[Target]) -> bool,
+) -> Option<(Assignment, Vec<Target>)> {
+    let deltas: Vec<i64> = w
+        .pod_sets
+        .iter()
+        .map(|p| i64::from(p.count - p.min_count.unwrap_or(p.count).clamp(0, p.count)))
+        .collect();
+    let total: i64 = deltas.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut found = None;
+    let (mut lo, mut hi) = (0i64, total);
+    // smallest i in [0, total] whose counts are viable (i = 0 is the full count)
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let mut pod_sets = w.pod_sets.clone();
+        for (p, d) in pod_sets.iter_mut().zip(&deltas) {
+            p.count -= (d * mid / total) as i32;
+        }
+        let r = nominate(st, cq, &pod_sets, &w.reclaimable_pods, base);
+        if viable(&r.0, &r.1) {
+            hi = mid;
+            found = Some((mid, r));
+        } else {
+            lo = mid + 1;
+        }
+    }
+    match found {
+        Some((i, r)) if i == lo => Some(r),
+        _ => {
+            let mut pod_sets = w.pod_sets.clone();
+            for (p, d) in pod_sets.iter_mut().zip(&deltas) {
+                p.count -= (d * lo / total) as i32;
+            }
+            let r = nominate(st, cq, &pod_sets, &w.reclaimable_pods, base);
+            viable(&r.0, &r.1).then_some(r)
+        }
+    }
+}
+
 fn fits_now(st: &EngineState<'_>, cq: CqIdx, usage: &[(usize, i128)]) -> bool {
     let node = st.cqs[cq].node;
     usage
@@ -129,17 +200,15 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             frs_need: Vec::new(),
             policy,
         };
-        let a = flavor::assign(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
-        let targets = if a.mode == Mode::Preempt {
-            let ctx = PreemptionCtx {
-                usage: a.usage.clone(),
-                frs_need: a.frs_need_preemption(),
-                ..base
-            };
-            get_targets(st, &ctx)
-        } else {
-            Vec::new()
+        let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
+        let viable = |a: &Assignment, t: &[Target]| {
+            a.mode == Mode::Fit || (a.mode == Mode::Preempt && !t.is_empty())
         };
+        if !viable(&a, &targets)
+            && let Some((pa, pt)) = partial_admission(st, cq, w, &base, viable)
+        {
+            (a, targets) = (pa, pt);
+        }
         let outcome = match a.mode {
             Mode::NoFit => EntryOutcome::NoFit,
             Mode::Preempt if targets.is_empty() => EntryOutcome::NoCandidates,

@@ -351,7 +351,6 @@ impl<'a> EngineState<'a> {
 
         let mut wls: Vec<WlInfo<'a>> = Vec::with_capacity(cluster.workloads.len());
         let mut wl_by_key = HashMap::with_capacity(cluster.workloads.len());
-        let mut partial_warned = false;
         for (i, wl) in all.iter().copied().enumerate() {
             if wl.is_finished() {
                 continue;
@@ -372,13 +371,6 @@ impl<'a> EngineState<'a> {
                 evicted: wl.is_evicted(),
                 releasing: false,
             };
-            if !partial_warned && wl.pod_sets.iter().any(|p| p.min_count.is_some()) {
-                partial_warned = true;
-                warnings.push(
-                    "some workloads set minCount (partial admission); gangplank only considers full counts"
-                        .to_string(),
-                );
-            }
             if wl.has_quota_reservation() {
                 let adm = wl.admission.as_ref().expect("reservation has admission");
                 match cq_by_name.get(&adm.cluster_queue) {
