@@ -41,6 +41,12 @@ impl PreemptionReason {
     }
 }
 
+impl std::fmt::Display for PreemptionReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One victim chosen by the search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
