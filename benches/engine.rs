@@ -10,9 +10,10 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use gangplank::engine::{self, EngineState, PlanOptions, SchedulerMemory};
+use gangplank::engine::testing::*;
+use gangplank::engine::{self, EngineState, PlanOptions, SchedulerMemory, cycle};
 use gangplank::model::synthetic::{SyntheticSpec, generate};
-use gangplank::model::{ClusterState, Quantity};
+use gangplank::model::{ClusterState, Quantity, ReclaimWithinCohort as R, WithinClusterQueue as W};
 
 /// Counts live heap bytes so the benchmark can report the engine's own peak memory.
 struct CountingAlloc;
@@ -68,8 +69,119 @@ fn baseline_pass(state: &ClusterState) -> Quantity {
         .sum()
 }
 
+/// Every ClusterQueue full and every head needing preemption: the engine's worst case.
+fn preemption_heavy() -> ClusterState {
+    let mut b = ClusterBuilder::new().flavor("gpu");
+    for c in 0..100 {
+        for q in 0..10 {
+            let name = format!("cq-{c}-{q}");
+            b = b
+                .cq(CqBuilder::new(&name)
+                    .cohort(&format!("co-{c}"))
+                    .quota("gpu", "nvidia.com/gpu", "20")
+                    .preemption(W::LowerPriority, R::Any))
+                .lq("ns", &name, &name);
+            for i in 0..20 {
+                b = b.wl(WlBuilder::new("ns", &format!("run-{c}-{q}-{i}"))
+                    .priority(i % 3)
+                    .pod_set("main", 1, &[("nvidia.com/gpu", "1")])
+                    .admitted(&name, "gpu", i64::from(i)));
+            }
+            for i in 0..50 {
+                b = b.wl(WlBuilder::new("ns", &format!("pend-{c}-{q}-{i}"))
+                    .queue(&name)
+                    .priority(i % 5)
+                    .created(i64::from(1000 + i))
+                    .pod_set("main", 1, &[("nvidia.com/gpu", &(1 + i % 4).to_string())]));
+            }
+        }
+    }
+    b.build()
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn measure(label: &str, state: &ClusterState) {
+    let workloads = state.workloads.len();
+    println!(
+        "\n== {label}: {} ClusterQueues, {} cohorts, {} nodes, {} admitted + {} pending workloads",
+        state.cluster_queues.len(),
+        state.cohorts.len().max(
+            state
+                .cluster_queues
+                .values()
+                .filter_map(|c| c.cohort.as_ref())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        ),
+        state.nodes.len(),
+        state
+            .workloads
+            .values()
+            .filter(|w| w.admission.is_some())
+            .count(),
+        state
+            .workloads
+            .values()
+            .filter(|w| w.admission.is_none())
+            .count(),
+    );
+    let opts = PlanOptions {
+        now: 1_767_312_000_000,
+        ..PlanOptions::default()
+    };
+
+    let baseline = median(9, || baseline_pass(state));
+    let (_, state_bytes) = peak_during(|| black_box(EngineState::new(state, &opts)));
+    let snapshot = median(5, || EngineState::new(state, &opts));
+    let fresh = EngineState::new(state, &opts);
+    let cycle_only = median(9, || {
+        let mut st = fresh.clone();
+        cycle::run(&mut st)
+    });
+    let memory = SchedulerMemory::default();
+    let step = median(3, || engine::schedule_cycle(state, &memory, &opts));
+    let (plan, plan_peak) = peak_during(|| engine::plan(state, &opts));
+    let full = median(3, || engine::plan(state, &opts));
+
+    let row = |name: &str, d: Duration, note: &str| println!("{name:<52} {:>11}  {note}", ms(d));
+    row(
+        "baseline: one pass summing every workload's requests",
+        baseline,
+        "",
+    );
+    row("engine snapshot built from the ClusterState", snapshot, "");
+    row(
+        "one scheduling cycle on the snapshot",
+        cycle_only,
+        "goal <= 10 ms",
+    );
+    row(
+        "one cycle incl. snapshot + explanations (sim API)",
+        step,
+        "",
+    );
+    row(
+        "full plan to the fixed point",
+        full,
+        &format!(
+            "goal <= 1 s; {} cycles, converged: {}",
+            plan.cycles.len(),
+            plan.converged
+        ),
+    );
+    println!(
+        "engine state {:.1} MiB = {} bytes per workload (goal <= 1024); plan peak heap {:.1} MiB",
+        state_bytes as f64 / (1 << 20) as f64,
+        state_bytes / workloads.max(1),
+        plan_peak as f64 / (1 << 20) as f64
+    );
+    println!(
+        "cycle / baseline = {:.1}x",
+        cycle_only.as_secs_f64() / baseline.as_secs_f64().max(1e-9)
+    );
 }
 
 fn main() {
@@ -87,49 +199,13 @@ fn main() {
     };
     let t = Instant::now();
     let state = generate(&spec);
-    let generated = t.elapsed();
-    let workloads = state.workloads.len();
-    println!(
-        "cluster: {} cohorts x {} ClusterQueues, {} nodes ({} GPUs), {} admitted + {} pending workloads (generated in {})",
-        spec.cohorts,
-        spec.cluster_queues_per_cohort,
-        spec.nodes,
-        spec.nodes as i64 * spec.gpus_per_node,
-        state.workloads.values().filter(|w| w.admission.is_some()).count(),
-        state.workloads.values().filter(|w| w.admission.is_none()).count(),
-        ms(generated)
-    );
-    let opts = PlanOptions {
-        now: 1_767_312_000_000,
-        ..PlanOptions::default()
-    };
-
-    let baseline = median(9, || baseline_pass(&state));
-    let (_, state_bytes) = peak_during(|| black_box(EngineState::new(&state, &opts)));
-    let snapshot = median(5, || EngineState::new(&state, &opts));
-    let memory = SchedulerMemory::default();
-    let cycle = median(5, || engine::schedule_cycle(&state, &memory, &opts));
-    let (plan, plan_peak) = peak_during(|| engine::plan(&state, &opts));
-    let full = median(3, || engine::plan(&state, &opts));
-
-    println!("{:<46} {:>12}", "measure", "time");
-    println!("{:<46} {:>12}", "baseline: one pass over all workloads", ms(baseline));
-    println!("{:<46} {:>12}", "engine snapshot from ClusterState", ms(snapshot));
-    println!("{:<46} {:>12}  (goal <= 10 ms)", "one scheduling cycle (incl. snapshot)", ms(cycle));
-    println!(
-        "{:<46} {:>12}  (goal <= 1 s; {} cycles)",
-        "full plan to the fixed point",
-        ms(full),
-        plan.cycles.len()
-    );
-    println!(
-        "engine state: {:.1} MiB = {} bytes per workload (goal <= 1024); plan peak {:.1} MiB",
-        state_bytes as f64 / (1 << 20) as f64,
-        state_bytes / workloads.max(1),
-        plan_peak as f64 / (1 << 20) as f64
-    );
-    println!(
-        "cycle / baseline = {:.1}x",
-        cycle.as_secs_f64() / baseline.as_secs_f64().max(1e-9)
-    );
+    println!("generated the synthetic cluster in {}", ms(t.elapsed()));
+    measure("synthetic (issue 2 shape, 40,000 GPUs)", &state);
+    drop(state);
+    if !quick {
+        measure(
+            "preemption-heavy (every head must preempt)",
+            &preemption_heavy(),
+        );
+    }
 }

@@ -171,13 +171,3 @@ fn plan_json_contract() {
     assert_eq!(cq["usage"]["p4d-flavor"]["nvidia.com/gpu"]["used"], "32");
     assert!(v["warnings"].is_array());
 }
-
-#[test]
-#[ignore]
-fn dump_seed_plan() {
-    let state = seed(&[("master", 1, "16")]);
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&plan(&state, &opts())).unwrap()
-    );
-}

@@ -92,7 +92,13 @@ pub fn render(plan: &Value, width: usize) -> String {
                     .map(|l| l + "\n"),
             );
         }
-        for p in &pending {
+        // Pending reasons in full for the first cycle (why jobs wait now) and the last
+        // (why they still wait at the end); a count in between keeps the table short.
+        let in_full = i == 0 || i + 1 == cycles.len();
+        if !in_full && !pending.is_empty() {
+            out.push_str(&format!("  ({} still pending)\n", pending.len()));
+        }
+        for p in pending.iter().filter(|_| in_full) {
             let cq = s(p, "clusterQueue");
             let cq = if cq.is_empty() {
                 "no ClusterQueue".to_string()

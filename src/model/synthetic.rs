@@ -243,21 +243,35 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
         wl
     };
 
-    // Admitted: round-robin over queues, sizes 1/2/4 GPUs while the a100 share lasts.
+    // Admitted: round-robin over queues, 1 or 2 GPUs each, on a100 while the queue's
+    // a100 share lasts, then on h100 (so 20,000 admitted fit 40,000 GPUs of quota).
+    let mut used_h100 = vec![0i64; cq_names.len()];
     let mut placed = 0;
     let mut cursor = 0usize;
     let mut misses = 0usize;
     while placed < spec.admitted_workloads && misses < cq_names.len() {
         let i = cursor % cq_names.len();
         cursor += 1;
-        let gpus = [1, 2, 4][rng.below(3) as usize];
-        if used[i] + gpus > a100_quota {
+        let gpus = [1, 2][rng.below(2) as usize];
+        let flavor = if used[i] + gpus <= a100_quota {
+            used[i] += gpus;
+            FLAVORS[0]
+        } else if used_h100[i] + gpus <= h100_quota {
+            used_h100[i] += gpus;
+            FLAVORS[1]
+        } else {
             misses += 1;
             continue;
-        }
+        };
         misses = 0;
-        used[i] += gpus;
-        let wl = make(&mut rng, i, gpus, true, &mut seq);
+        let mut wl = make(&mut rng, i, gpus, true, &mut seq);
+        if let Some(adm) = wl.admission.as_mut() {
+            for psa in &mut adm.pod_set_assignments {
+                for f in psa.flavors.values_mut() {
+                    *f = flavor.to_string();
+                }
+            }
+        }
         state
             .workloads
             .insert((wl.namespace.clone(), wl.name.clone()), wl);

@@ -39,7 +39,10 @@ fn split_key(key: &str) -> (String, String) {
 fn explanation_lines(e: &Explanation) -> Vec<String> {
     let mut lines = vec![e.reason.clone()];
     if !e.message.is_empty() && e.message != e.reason {
-        lines.push(format!("Kueue would say: {} ({})", e.message, e.condition_reason));
+        lines.push(format!(
+            "Kueue would say: {} ({})",
+            e.message, e.condition_reason
+        ));
     }
     for need in &e.needs {
         lines.push(format!(
@@ -86,14 +89,16 @@ pub fn plan_view(plan: &Plan, state: &ClusterState) -> PlanView {
                 .entry((p.by.as_str(), p.reason.to_string()))
                 .or_default()
                 .push(p.workload.as_str());
-            verdicts.entry(split_key(&p.workload)).or_insert_with(|| Verdict {
-                verdict: format!("preempted by {} (cycle {n})", p.by),
-                position: None,
-                explanation: vec![format!(
-                    "cycle {n}: Kueue evicts it to make room for {} ({})",
-                    p.by, p.reason
-                )],
-            });
+            verdicts
+                .entry(split_key(&p.workload))
+                .or_insert_with(|| Verdict {
+                    verdict: format!("preempted by {} (cycle {n})", p.by),
+                    position: None,
+                    explanation: vec![format!(
+                        "cycle {n}: Kueue evicts it to make room for {} ({})",
+                        p.by, p.reason
+                    )],
+                });
         }
         let preempted = by_preemptor
             .into_iter()
@@ -138,9 +143,10 @@ pub fn plan_view(plan: &Plan, state: &ClusterState) -> PlanView {
                 } else if entry.verdict.starts_with("preempts") {
                     entry.verdict = format!("{}, {when}", entry.verdict);
                 }
-                entry
-                    .explanation
-                    .push(format!("cycle {n}: admitted in {} ({flavors})", a.cluster_queue));
+                entry.explanation.push(format!(
+                    "cycle {n}: admitted in {} ({flavors})",
+                    a.cluster_queue
+                ));
                 AdmissionView {
                     workload: a.workload.clone(),
                     cluster_queue: a.cluster_queue.clone(),
