@@ -112,6 +112,14 @@ impl Default for DriftTracker {
 }
 
 impl DriftTracker {
+    /// A tracker with this grace period for `admissibleButPending`.
+    pub fn with_grace_ms(grace_ms: i64) -> Self {
+        DriftTracker {
+            grace_ms,
+            ..Self::default()
+        }
+    }
+
     /// Compares `state` (Kueue's view at `now`) with `plan` (the engine's, computed
     /// from `state`) and the previous plan; returns the current drift, sorted.
     pub fn update(&mut self, state: &ClusterState, plan: &Plan, now: Timestamp) -> Vec<Drift> {
