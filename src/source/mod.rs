@@ -216,7 +216,9 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
         .filter(|k| !k.is_kueue() || !matches!(kueue, KueueStatus::NotInstalled { .. }))
         .collect();
     let cancel = CancellationToken::new();
-    let (etx, erx) = mpsc::channel(8192);
+    // Bounded: a slow store pushes back on the watch tasks (and so on the server)
+    // instead of buffering parsed objects without limit.
+    let (etx, erx) = mpsc::channel(1024);
     let store = store::Store::new(
         &kinds,
         kueue,

@@ -66,15 +66,25 @@ pub fn key_of(obj: &RawObject) -> ObjKey {
     )
 }
 
+/// How messages name an object: `Workload team/train`, `Node gpu-1`.
+pub fn label(kind: ResourceKind, key: &ObjKey) -> String {
+    let name = if key.1.is_empty() { "<unnamed>" } else { &key.1 };
+    if key.0.is_empty() {
+        format!("{} {name}", kind.kind())
+    } else {
+        format!("{} {}/{name}", kind.kind(), key.0)
+    }
+}
+
 /// Parses one object of `kind` served as `api_version`.
 pub fn parse(kind: ResourceKind, api_version: &str, obj: RawObject) -> Result<Parsed, Skipped> {
     let key = key_of(&obj);
-    let label = format!("{} {}", kind.kind(), obj.display_name());
+    let label = || label(kind, &key);
     let mut body = obj.body;
     trim(kind, &mut body);
     let Value::Object(map) = &mut body else {
         return Err(Skipped {
-            object: label,
+            object: label(),
             error: "not a JSON object".into(),
         });
     };
@@ -99,7 +109,7 @@ pub fn parse(kind: ResourceKind, api_version: &str, obj: RawObject) -> Result<Pa
             (None, m) => m.to_string(),
         };
         return Err(Skipped {
-            object: label,
+            object: label(),
             error,
         });
     }

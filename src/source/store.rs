@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::history::{self, EvictionRecord, HistoryLog};
-use super::objects::{Item, ObjKey, Parsed, Skipped, is_gpu_resource};
+use super::objects::{Item, ObjKey, Parsed, Skipped, is_gpu_resource, label};
 use super::resources::ResourceKind;
 use super::snapshot::{IngestStats, KUEUE_NOT_INSTALLED, KueueStatus, Snapshot};
 use super::sync::{ResourceSync, SyncEvent, SyncState};
@@ -121,7 +121,10 @@ impl Store {
             WatchMsg::InitApply(p) => {
                 ks.sync.on(SyncEvent::Listed, now);
                 let buf = ks.buffer.get_or_insert_with(Relist::default);
-                if let Some(Item::Workload { workload, .. }) = &p.item {
+                // Clone only evicted workloads: this runs for every event.
+                if let Some(Item::Workload { workload, .. }) = &p.item
+                    && workload.is_evicted()
+                {
                     evictions.push(workload.as_ref().clone());
                 }
                 insert(&mut buf.objects, &mut buf.warnings, p);
@@ -137,19 +140,26 @@ impl Store {
             }
             WatchMsg::Apply(p) => {
                 ks.sync.on(SyncEvent::Event, now);
-                ks.skipped.remove(&label(kind, &p.key));
+                if !ks.skipped.is_empty() {
+                    ks.skipped.remove(&label(kind, &p.key));
+                }
                 if let Some(Item::Workload { workload, .. }) = &p.item {
-                    if !workload.uid.is_empty() {
+                    if !workload.uid.is_empty() && !self.workload_uids.contains_key(&workload.uid)
+                    {
                         self.workload_uids
                             .insert(workload.uid.clone(), p.key.clone());
                     }
-                    evictions.push(workload.as_ref().clone());
+                    if workload.is_evicted() {
+                        evictions.push(workload.as_ref().clone());
+                    }
                 }
                 insert(&mut ks.objects, &mut ks.warnings, p);
             }
             WatchMsg::Delete(key) => {
                 ks.sync.on(SyncEvent::Event, now);
-                ks.skipped.remove(&label(kind, &key));
+                if !ks.skipped.is_empty() {
+                    ks.skipped.remove(&label(kind, &key));
+                }
                 ks.objects.remove(&key);
                 ks.warnings.remove(&key);
             }
@@ -359,15 +369,6 @@ impl Store {
                 message: KUEUE_NOT_INSTALLED.to_string(),
             };
         }
-    }
-}
-
-/// Label used for skipped objects (matches `objects::parse`).
-fn label(kind: ResourceKind, key: &ObjKey) -> String {
-    if key.0.is_empty() {
-        format!("{} {}", kind.kind(), key.1)
-    } else {
-        format!("{} {}/{}", kind.kind(), key.0, key.1)
     }
 }
 
