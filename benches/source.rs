@@ -15,9 +15,9 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufRead, BufReader, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use gangplank::sim::{
@@ -98,40 +98,56 @@ fn res(group: &str, plural: &str) -> ResourceKey {
 
 fn fill(store: &ObjectStore, s: &Scale) {
     let create = |r: &ResourceKey, v: Value| {
-        store
-            .create(r, v, WriteOptions::default())
-            .expect("create");
+        store.create(r, v, WriteOptions::default()).expect("create");
     };
     let kueue = |p: &str| res("kueue.x-k8s.io", p);
     for f in ["a100", "h100"] {
-        create(&kueue("resourceflavors"), json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-            "metadata": {"name": f}, "spec": {"nodeLabels": {"gpu.class": f}}}));
+        create(
+            &kueue("resourceflavors"),
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+            "metadata": {"name": f}, "spec": {"nodeLabels": {"gpu.class": f}}}),
+        );
     }
     let gpus_per_queue = (s.nodes * 8 / s.queues).max(1);
     for q in 0..s.queues {
-        create(&res("", "namespaces"), json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("ns-{q}")}}));
-        create(&kueue("clusterqueues"), json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+        create(
+            &res("", "namespaces"),
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("ns-{q}")}}),
+        );
+        create(
+            &kueue("clusterqueues"),
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
             "metadata": {"name": format!("cq-{q}")}, "spec": {"cohortName": format!("cohort-{}", q / 10), "namespaceSelector": {},
             "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
             "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [
                 {"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": (gpus_per_queue * 3 / 4).to_string()}]},
-                {"name": "h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": (gpus_per_queue / 4).to_string()}]}]}]}}));
-        create(&kueue("localqueues"), json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-            "metadata": {"name": "lq", "namespace": format!("ns-{q}")}, "spec": {"clusterQueue": format!("cq-{q}")}}));
+                {"name": "h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": (gpus_per_queue / 4).to_string()}]}]}]}}),
+        );
+        create(
+            &kueue("localqueues"),
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": format!("ns-{q}")}, "spec": {"clusterQueue": format!("cq-{q}")}}),
+        );
     }
     for (name, value) in [("low", 100), ("normal", 1000), ("high", 10000)] {
-        create(&kueue("workloadpriorityclasses"), json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
-            "metadata": {"name": name}, "value": value}));
+        create(
+            &kueue("workloadpriorityclasses"),
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+            "metadata": {"name": name}, "value": value}),
+        );
     }
     for n in 0..s.nodes {
         let flavor = if n % 4 == 3 { "h100" } else { "a100" };
-        create(&res("", "nodes"), json!({"apiVersion": "v1", "kind": "Node",
+        create(
+            &res("", "nodes"),
+            json!({"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": format!("node-{n}"), "labels": {"gpu.class": flavor, "kubernetes.io/hostname": format!("node-{n}")}},
             "spec": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
             "status": {"allocatable": {"nvidia.com/gpu": "8", "cpu": "96", "memory": "1Ti", "pods": "110"},
                 "capacity": {"nvidia.com/gpu": "8", "cpu": "96", "memory": "1Ti", "pods": "110"},
                 "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
-                "nodeInfo": {"kubeletVersion": "v1.33.0", "containerRuntimeVersion": "containerd://2.0"}}}));
+                "nodeInfo": {"kubeletVersion": "v1.33.0", "containerRuntimeVersion": "containerd://2.0"}}}),
+        );
     }
     // Admitted workloads own the pods (pods_per_admitted each); the rest are pending.
     let pods_per_admitted = 5;
@@ -142,7 +158,11 @@ fn fill(store: &ObjectStore, s: &Scale) {
         let ns = format!("ns-{q}");
         let prio = ["low", "normal", "high"][w % 3];
         let prio_value = [100, 1000, 10000][w % 3];
-        let count = if w < admitted { pods_per_admitted } else { 1 + w % 4 };
+        let count = if w < admitted {
+            pods_per_admitted
+        } else {
+            1 + w % 4
+        };
         let mut wl = json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
             "metadata": {"name": format!("wl-{w}"), "namespace": ns,
                 "labels": {"kueue.x-k8s.io/job-uid": format!("job-{w}")},
@@ -164,7 +184,9 @@ fn fill(store: &ObjectStore, s: &Scale) {
                 if pod >= s.pods {
                     break;
                 }
-                create(&res("", "pods"), json!({"apiVersion": "v1", "kind": "Pod",
+                create(
+                    &res("", "pods"),
+                    json!({"apiVersion": "v1", "kind": "Pod",
                     "metadata": {"name": format!("wl-{w}-{i}"), "namespace": format!("ns-{q}"),
                         "labels": {"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/podset": "main", "batch.kubernetes.io/job-name": format!("job-{w}")},
                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": format!("job-{w}"), "uid": format!("job-{w}"), "controller": true}]},
@@ -173,7 +195,8 @@ fn fill(store: &ObjectStore, s: &Scale) {
                         "containers": [{"name": "trainer", "image": "registry.example/train:1.0",
                             "resources": {"requests": {"nvidia.com/gpu": "1", "cpu": "8", "memory": "64Gi"}}}]},
                     "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                        "containerStatuses": [{"name": "trainer", "ready": true, "restartCount": 0, "image": "registry.example/train:1.0"}]}}));
+                        "containerStatuses": [{"name": "trainer", "ready": true, "restartCount": 0, "image": "registry.example/train:1.0"}]}}),
+                );
                 pod += 1;
             }
         }
@@ -192,7 +215,9 @@ async fn parent(s: Scale) {
     let t = Instant::now();
     fill(&store, &s);
     println!("filled the simulator store in {:.1?}", t.elapsed());
-    let server = serve(store.clone(), ServerOptions::default()).await.expect("serve");
+    let server = serve(store.clone(), ServerOptions::default())
+        .await
+        .expect("serve");
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
@@ -203,7 +228,14 @@ async fn parent(s: Scale) {
         move || {
             let t = Instant::now();
             let out = Command::new("kubectl")
-                .args(["get", "workloads,pods,nodes", "-A", "-o", "json", "--request-timeout=0"])
+                .args([
+                    "get",
+                    "workloads,pods,nodes",
+                    "-A",
+                    "-o",
+                    "json",
+                    "--request-timeout=0",
+                ])
                 .arg("--kubeconfig")
                 .arg(&kc)
                 .env("KUBECACHEDIR", kc.with_file_name("kubecache"))
@@ -248,7 +280,10 @@ async fn parent(s: Scale) {
     // would measure the simulator's write rate instead.
     let pid = child.id().to_string();
     let signal = |sig: &str| {
-        let ok = Command::new("kill").args([sig, &pid]).status().is_ok_and(|s| s.success());
+        let ok = Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .is_ok_and(|s| s.success());
         assert!(ok, "kill {sig} {pid}");
     };
     signal("-STOP");
@@ -260,12 +295,23 @@ async fn parent(s: Scale) {
         for i in 0..n {
             let w = i % wls;
             let ns = format!("ns-{}", w % 100);
-            let prio = if i + 1 == n { 424_242 } else { 1_000_000 + i as i64 };
+            let prio = if i + 1 == n {
+                424_242
+            } else {
+                1_000_000 + i as i64
+            };
             store2
-                .modify(&r, Some(&ns), &format!("wl-{w}"), UpdateScope::All, WriteOptions::default(), |o| {
-                    o["spec"]["priority"] = json!(prio);
-                    Ok(())
-                })
+                .modify(
+                    &r,
+                    Some(&ns),
+                    &format!("wl-{w}"),
+                    UpdateScope::All,
+                    WriteOptions::default(),
+                    |o| {
+                        o["spec"]["priority"] = json!(prio);
+                        Ok(())
+                    },
+                )
                 .expect("modify");
         }
     })
@@ -280,18 +326,40 @@ async fn parent(s: Scale) {
     let _ = child.wait();
 
     println!();
-    println!("{:<44} {}", "server: produced events", format!("{} in {:.2?} ({:.0}/s)", s.events, produced, s.events as f64 / produced.as_secs_f64()));
+    println!(
+        "{:<44} {}",
+        "server: produced events",
+        format!(
+            "{} in {:.2?} ({:.0}/s)",
+            s.events,
+            produced,
+            s.events as f64 / produced.as_secs_f64()
+        )
+    );
     match kubectl {
-        Some(d) => println!("{:<44} {:.2?}", "kubectl get workloads,pods,nodes -A -o json", d),
-        None => println!("{:<44} skipped (kubectl not found or failed)", "kubectl get workloads,pods,nodes -A -o json"),
+        Some(d) => println!(
+            "{:<44} {:.2?}",
+            "kubectl get workloads,pods,nodes -A -o json", d
+        ),
+        None => println!(
+            "{:<44} skipped (kubectl not found or failed)",
+            "kubectl get workloads,pods,nodes -A -o json"
+        ),
     }
     for line in report {
         println!("{line}");
     }
     if let Some(d) = kubectl {
-        println!("{:<44} kubectl list time × 1.5 = {:.2?}", "goal (first snapshot)", d.mul_f64(1.5));
+        println!(
+            "{:<44} kubectl list time × 1.5 = {:.2?}",
+            "goal (first snapshot)",
+            d.mul_f64(1.5)
+        );
     }
-    println!("{:<44} ≥ 20000 events/s, ≤ 500 MiB VmHWM", "goals (ingest, memory)");
+    println!(
+        "{:<44} ≥ 20000 events/s, ≤ 500 MiB VmHWM",
+        "goals (ingest, memory)"
+    );
     drop(server);
 }
 

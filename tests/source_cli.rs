@@ -67,7 +67,11 @@ async fn plan_live_with_namespace_filter_and_what_if() {
         .output()
         .await
         .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("team/hypothetical"), "{text}");
 }
@@ -75,15 +79,25 @@ async fn plan_live_with_namespace_filter_and_what_if() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_live_without_kueue_says_so() {
     let env = env_with(gangplank::sim::ServerOptions::default(), false).await;
-    let rules = ["resourceflavors", "clusterqueues", "localqueues", "cohorts", "workloadpriorityclasses", "workloads"]
-        .iter()
-        .map(|p| gangplank::sim::FaultRule {
-            resource: format!("{p}.kueue.x-k8s.io"),
-            status: Some(404),
-            ..Default::default()
-        })
-        .collect();
-    env.server.faults().set(gangplank::sim::FaultConfig { rules, ..Default::default() });
+    let rules = [
+        "resourceflavors",
+        "clusterqueues",
+        "localqueues",
+        "cohorts",
+        "workloadpriorityclasses",
+        "workloads",
+    ]
+    .iter()
+    .map(|p| gangplank::sim::FaultRule {
+        resource: format!("{p}.kueue.x-k8s.io"),
+        status: Some(404),
+        ..Default::default()
+    })
+    .collect();
+    env.server.faults().set(gangplank::sim::FaultConfig {
+        rules,
+        ..Default::default()
+    });
     let out = bin()
         .args(["plan", "--live", "-o", "json"])
         .arg("--kubeconfig")
@@ -95,7 +109,11 @@ async fn plan_live_without_kueue_says_so() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.matches("Kueue is not installed").count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.matches("Kueue is not installed").count(),
+        1,
+        "{stderr}"
+    );
 }
 
 async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> String {
@@ -123,7 +141,11 @@ async fn plan_live_watch_prints_a_line_per_change() {
     let first: Value = serde_json::from_str(&next(&mut lines).await).expect("json line");
     assert!(first.get("drift").is_some());
     assert!(!first.to_string().contains("team/late"));
-    create(&env.store, &kueue("workloads"), workload("team", "late", 1, 1));
+    create(
+        &env.store,
+        &kueue("workloads"),
+        workload("team", "late", 1, 1),
+    );
     // Lines keep coming until one shows the new workload.
     loop {
         let v: Value = serde_json::from_str(&next(&mut lines).await).expect("json line");
@@ -144,7 +166,10 @@ async fn history_records_an_eviction() {
             ..SourceOptions::default()
         })
         .await;
-    let snap = h.wait_synced(DEADLINE).await.unwrap_or_else(|e| panic!("{e}"));
+    let snap = h
+        .wait_synced(DEADLINE)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let preemptor_uid = snap.state.workloads[&("team".to_string(), "waiting".to_string())]
         .uid
         .clone();
@@ -171,12 +196,18 @@ async fn history_records_an_eviction() {
         .expect("modify");
     wait(&h, "the eviction record", |s| !s.evictions.is_empty()).await;
     // The same eviction seen again (a relist after an in-stream 410) is not recorded twice.
-    create(&env.store, &key("apps", "deployments"), json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "bump", "namespace": "team"}, "spec": {}}));
+    create(
+        &env.store,
+        &key("apps", "deployments"),
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "bump", "namespace": "team"}, "spec": {}}),
+    );
     env.store.compact_history();
     env.server.close_watches();
     wait(&h, "a relist of workloads", |s| {
-        s.sync.iter().any(|r| r.resource == "workloads.kueue.x-k8s.io" && r.relists >= 1 && r.settled())
+        s.sync
+            .iter()
+            .any(|r| r.resource == "workloads.kueue.x-k8s.io" && r.relists >= 1 && r.settled())
     })
     .await;
     let out = bin()
@@ -185,7 +216,11 @@ async fn history_records_an_eviction() {
         .output()
         .await
         .expect("run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     let ev = v["evictions"].as_array().expect("evictions");
     assert_eq!(ev.len(), 1, "{v}");
@@ -203,5 +238,8 @@ async fn history_records_an_eviction() {
         .await
         .expect("run");
     let text = String::from_utf8_lossy(&table.stdout);
-    assert!(text.contains("team/running") && text.contains("alice"), "{text}");
+    assert!(
+        text.contains("team/running") && text.contains("alice"),
+        "{text}"
+    );
 }

@@ -5,11 +5,11 @@ mod source_support;
 use std::time::Duration;
 
 use gangplank::engine::{self, PlanOptions};
-use gangplank::model::parse_str;
 use gangplank::model::ClusterState;
+use gangplank::model::parse_str;
+use gangplank::source::SourceOptions;
 use gangplank::source::drift::{DriftKind, DriftTracker};
 use gangplank::source::replan::{self, ReplanOptions};
-use gangplank::source::SourceOptions;
 use serde_json::{Value, json};
 use source_support::*;
 
@@ -17,7 +17,9 @@ use source_support::*;
 async fn replans_on_change_and_reports_quota_drift() {
     let env = env().await;
     let h = env.source(SourceOptions::default()).await;
-    h.wait_synced(DEADLINE).await.unwrap_or_else(|e| panic!("{e}"));
+    h.wait_synced(DEADLINE)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let (mut plans, _task) = replan::spawn(h.snapshots(), ReplanOptions::default());
     let first = tokio::time::timeout(DEADLINE, plans.wait_for(|p| p.is_some()))
         .await
@@ -25,7 +27,12 @@ async fn replans_on_change_and_reports_quota_drift() {
         .expect("alive")
         .clone()
         .expect("plan");
-    assert!(first.drift.iter().all(|d| d.kind != DriftKind::QuotaMismatch));
+    assert!(
+        first
+            .drift
+            .iter()
+            .all(|d| d.kind != DriftKind::QuotaMismatch)
+    );
     // Kueue reports 6 GPUs reserved; the admitted workloads hold 4.
     env.store
         .modify(
@@ -100,11 +107,17 @@ spec:
 #[test]
 fn admitted_unexpectedly_and_admissible_but_pending() {
     let pending = state(BASE);
-    let opts = PlanOptions { now: 1_000, ..PlanOptions::default() };
+    let opts = PlanOptions {
+        now: 1_000,
+        ..PlanOptions::default()
+    };
     let mut t = DriftTracker::with_grace_ms(0);
     // 8 GPUs never fit in 4: the engine expects "big" to wait.
     let d = t.update(&pending, &engine::plan(&pending, &opts), 1_000);
-    assert!(d.iter().all(|d| d.kind != DriftKind::AdmittedUnexpectedly), "{d:?}");
+    assert!(
+        d.iter().all(|d| d.kind != DriftKind::AdmittedUnexpectedly),
+        "{d:?}"
+    );
     // ... but Kueue admitted it.
     let admitted = state(&format!(
         "{BASE}status:
@@ -117,7 +130,10 @@ fn admitted_unexpectedly_and_admissible_but_pending() {
 "
     ));
     let d = t.update(&admitted, &engine::plan(&admitted, &opts), 2_000);
-    let hit = d.iter().find(|d| d.kind == DriftKind::AdmittedUnexpectedly).expect("drift");
+    let hit = d
+        .iter()
+        .find(|d| d.kind == DriftKind::AdmittedUnexpectedly)
+        .expect("drift");
     assert_eq!(hit.subject, "ns/big");
     assert_eq!(hit.kueue["clusterQueue"], "cq");
 
@@ -125,7 +141,15 @@ fn admitted_unexpectedly_and_admissible_but_pending() {
     let small = state(&BASE.replace("'8'", "'1'"));
     let mut t = DriftTracker::with_grace_ms(500);
     let p = engine::plan(&small, &opts);
-    assert!(t.update(&small, &p, 1_000).iter().all(|d| d.kind != DriftKind::AdmissibleButPending));
+    assert!(
+        t.update(&small, &p, 1_000)
+            .iter()
+            .all(|d| d.kind != DriftKind::AdmissibleButPending)
+    );
     let d = t.update(&small, &p, 2_000);
-    assert!(d.iter().any(|d| d.kind == DriftKind::AdmissibleButPending && d.subject == "ns/big"), "{d:?}");
+    assert!(
+        d.iter()
+            .any(|d| d.kind == DriftKind::AdmissibleButPending && d.subject == "ns/big"),
+        "{d:?}"
+    );
 }

@@ -18,10 +18,7 @@ async fn initial_sync_holds_the_scenario() {
     for s in &snap.sync {
         let optional_absent = matches!(s.state, SyncState::NotServed { .. })
             && (s.resource.starts_with("pytorchjobs") || s.resource.starts_with("cohorts"));
-        assert!(
-            s.state == SyncState::Synced || optional_absent,
-            "{s}"
-        );
+        assert!(s.state == SyncState::Synced || optional_absent, "{s}");
     }
     assert_eq!(h.kueue_version, "v1beta2");
     assert!(matches!(snap.kueue, KueueStatus::Installed { .. }));
@@ -37,21 +34,32 @@ async fn initial_sync_holds_the_scenario() {
     assert!(st.priority_classes.contains_key("high"));
     assert!(st.workload_priority_classes.contains_key("urgent"));
     assert!(st.namespaces.contains_key("team"));
-    assert!(snap.status_line().starts_with("synced"), "{}", snap.status_line());
+    assert!(
+        snap.status_line().starts_with("synced"),
+        "{}",
+        snap.status_line()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_updates_reach_the_snapshot() {
     let env = env().await;
     let h = env.source(SourceOptions::default()).await;
-    h.wait_synced(DEADLINE).await.unwrap_or_else(|e| panic!("{e}"));
+    h.wait_synced(DEADLINE)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     // create through the store
-    create(&env.store, &kueue("workloads"), workload("team", "fresh", 7, 1));
+    create(
+        &env.store,
+        &kueue("workloads"),
+        workload("team", "fresh", 7, 1),
+    );
     wait(&h, "the new workload", |s| has_workload(s, "team", "fresh")).await;
     // patch through HTTP (kube client): change the priority
-    let client = gangplank::source::connect(&env.cluster_args(), std::time::Duration::from_secs(30))
-        .await
-        .expect("client");
+    let client =
+        gangplank::source::connect(&env.cluster_args(), std::time::Duration::from_secs(30))
+            .await
+            .expect("client");
     let ar = gangplank::source::ResourceKind::Workload.api_resource("v1beta2");
     let api: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(client, "team", &ar);
     api.patch(
@@ -70,7 +78,12 @@ async fn live_updates_reach_the_snapshot() {
     .await;
     // delete
     env.store
-        .delete(&kueue("workloads"), Some("team"), "fresh", &Default::default())
+        .delete(
+            &kueue("workloads"),
+            Some("team"),
+            "fresh",
+            &Default::default(),
+        )
         .expect("delete");
     wait(&h, "the deletion", |s| !has_workload(s, "team", "fresh")).await;
     let _ = WriteOptions::default();

@@ -56,7 +56,11 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         eprintln!("error: {message}");
         return Ok(2);
     }
-    for s in snap.sync.iter().filter(|s| !matches!(s.state, source::SyncState::Synced)) {
+    for s in snap
+        .sync
+        .iter()
+        .filter(|s| !matches!(s.state, source::SyncState::Synced))
+    {
         eprintln!("warning: {s}");
     }
     let mut tracker = DriftTracker::default();
@@ -90,7 +94,11 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
 }
 
 /// Plans `snap` (plus `--what-if`) off the async workers; the JSON with `"drift"`.
-async fn render(args: &PlanArgs, snap: &Arc<Snapshot>, tracker: &mut DriftTracker) -> Result<Value> {
+async fn render(
+    args: &PlanArgs,
+    snap: &Arc<Snapshot>,
+    tracker: &mut DriftTracker,
+) -> Result<Value> {
     let snap = snap.clone();
     let what_if = args.what_if.clone();
     let max_cycles = args.max_cycles;
@@ -136,10 +144,7 @@ fn with_what_if(state: &ClusterState, files: &[PathBuf]) -> Result<ClusterState>
 fn emit(args: &PlanArgs, json: &Value, snap: &Snapshot) {
     match args.output {
         PlanOutput::Json => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(json).unwrap_or_default()
-            )
+            println!("{}", serde_json::to_string_pretty(json).unwrap_or_default())
         }
         PlanOutput::Jsonl => println!("{}", serde_json::to_string(json).unwrap_or_default()),
         PlanOutput::Table => {

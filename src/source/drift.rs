@@ -205,7 +205,10 @@ impl DriftTracker {
             if !self.evictions_seen.insert(w.key()) {
                 continue;
             }
-            let message = w.condition("Evicted").map(|c| c.message.as_str()).unwrap_or("");
+            let message = w
+                .condition("Evicted")
+                .map(|c| c.message.as_str())
+                .unwrap_or("");
             if let (Some(uid), _) = parse_preemptor(message)
                 && let Some(by) = by_uid.get(uid.as_str())
             {

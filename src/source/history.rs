@@ -79,9 +79,13 @@ pub fn eviction_of<'a>(
     by_uid: impl Fn(&str) -> Option<&'a Workload>,
     cluster_queue: impl Fn(&Workload) -> Option<String>,
 ) -> Option<EvictionRecord> {
-    let evicted = wl.condition("Evicted").filter(|c| wl.is_evicted() && c.type_ == "Evicted")?;
+    let evicted = wl
+        .condition("Evicted")
+        .filter(|c| wl.is_evicted() && c.type_ == "Evicted")?;
     let at = evicted.last_transition_time.unwrap_or(0);
-    let preempted = wl.condition("Preempted").filter(|_| wl.condition_true("Preempted"));
+    let preempted = wl
+        .condition("Preempted")
+        .filter(|_| wl.condition_true("Preempted"));
     let message = if evicted.message.is_empty() {
         preempted.map(|p| p.message.clone()).unwrap_or_default()
     } else {

@@ -68,7 +68,11 @@ pub fn key_of(obj: &RawObject) -> ObjKey {
 
 /// How messages name an object: `Workload team/train`, `Node gpu-1`.
 pub fn label(kind: ResourceKind, key: &ObjKey) -> String {
-    let name = if key.1.is_empty() { "<unnamed>" } else { &key.1 };
+    let name = if key.1.is_empty() {
+        "<unnamed>"
+    } else {
+        &key.1
+    };
     if key.0.is_empty() {
         format!("{} {name}", kind.kind())
     } else {
@@ -198,10 +202,12 @@ mod tests {
 
     #[test]
     fn parses_a_workload_without_type_meta() {
-        let o = raw(json!({"metadata": {"name": "w", "namespace": "n", "uid": "u1"},
+        let o = raw(
+            json!({"metadata": {"name": "w", "namespace": "n", "uid": "u1"},
             "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 2,
               "template": {"spec": {"containers": [{"name": "c",
-                "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}}}]}}));
+                "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}}}]}}),
+        );
         let p = parse(ResourceKind::Workload, "kueue.x-k8s.io/v1beta2", o).expect("parsed");
         assert_eq!(p.key, ("n".to_string(), "w".to_string()));
         match p.item {

@@ -67,7 +67,12 @@ impl ResourceKind {
                 false,
             ),
             Self::Workload => (KUEUE_GROUP, "Workload", "workloads", true),
-            Self::PriorityClass => ("scheduling.k8s.io", "PriorityClass", "priorityclasses", false),
+            Self::PriorityClass => (
+                "scheduling.k8s.io",
+                "PriorityClass",
+                "priorityclasses",
+                false,
+            ),
             Self::Namespace => ("", "Namespace", "namespaces", false),
             Self::Node => ("", "Node", "nodes", false),
             Self::Pod => ("", "Pod", "pods", true),
@@ -242,7 +247,10 @@ mod tests {
 
     #[test]
     fn qualified_names() {
-        assert_eq!(ResourceKind::Workload.qualified(), "workloads.kueue.x-k8s.io");
+        assert_eq!(
+            ResourceKind::Workload.qualified(),
+            "workloads.kueue.x-k8s.io"
+        );
         assert_eq!(ResourceKind::Node.qualified(), "nodes");
         assert_eq!(
             ResourceKind::Workload.api_resource("v1beta1").api_version,

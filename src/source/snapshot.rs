@@ -16,9 +16,13 @@ use crate::model::ClusterState;
 pub enum KueueStatus {
     /// Discovery has not answered yet.
     Unknown,
-    Installed { version: String },
+    Installed {
+        version: String,
+    },
     /// One clear message for the user; nodes and pods are still watched.
-    NotInstalled { message: String },
+    NotInstalled {
+        message: String,
+    },
 }
 
 /// The message shown when Kueue is missing.

@@ -144,8 +144,7 @@ impl Store {
                     ks.skipped.remove(&label(kind, &p.key));
                 }
                 if let Some(Item::Workload { workload, .. }) = &p.item {
-                    if !workload.uid.is_empty() && !self.workload_uids.contains_key(&workload.uid)
-                    {
+                    if !workload.uid.is_empty() && !self.workload_uids.contains_key(&workload.uid) {
                         self.workload_uids
                             .insert(workload.uid.clone(), p.key.clone());
                     }
@@ -216,7 +215,12 @@ impl Store {
             return Some(a.cluster_queue.clone());
         }
         let lq = (wl.namespace.clone(), wl.queue_name.clone()?);
-        match self.kinds.get(&ResourceKind::LocalQueue)?.objects.get(&lq)? {
+        match self
+            .kinds
+            .get(&ResourceKind::LocalQueue)?
+            .objects
+            .get(&lq)?
+        {
             Item::LocalQueue(lq) => Some(lq.cluster_queue.clone()),
             _ => None,
         }
@@ -252,22 +256,32 @@ impl Store {
             }
             let objects = ks.objects.iter();
             match kind {
-                ResourceKind::ResourceFlavor => st.resource_flavors = collect(objects, |i| match i {
-                    Item::ResourceFlavor(x) => Some((x.name.clone(), x.clone())),
-                    _ => None,
-                }),
-                ResourceKind::ClusterQueue => st.cluster_queues = collect(objects, |i| match i {
-                    Item::ClusterQueue(x) => Some((x.name.clone(), x.clone())),
-                    _ => None,
-                }),
-                ResourceKind::LocalQueue => st.local_queues = collect(objects, |i| match i {
-                    Item::LocalQueue(x) => Some(((x.namespace.clone(), x.name.clone()), x.clone())),
-                    _ => None,
-                }),
-                ResourceKind::Cohort => st.cohorts = collect(objects, |i| match i {
-                    Item::Cohort(x) => Some((x.name.clone(), x.clone())),
-                    _ => None,
-                }),
+                ResourceKind::ResourceFlavor => {
+                    st.resource_flavors = collect(objects, |i| match i {
+                        Item::ResourceFlavor(x) => Some((x.name.clone(), x.clone())),
+                        _ => None,
+                    })
+                }
+                ResourceKind::ClusterQueue => {
+                    st.cluster_queues = collect(objects, |i| match i {
+                        Item::ClusterQueue(x) => Some((x.name.clone(), x.clone())),
+                        _ => None,
+                    })
+                }
+                ResourceKind::LocalQueue => {
+                    st.local_queues = collect(objects, |i| match i {
+                        Item::LocalQueue(x) => {
+                            Some(((x.namespace.clone(), x.name.clone()), x.clone()))
+                        }
+                        _ => None,
+                    })
+                }
+                ResourceKind::Cohort => {
+                    st.cohorts = collect(objects, |i| match i {
+                        Item::Cohort(x) => Some((x.name.clone(), x.clone())),
+                        _ => None,
+                    })
+                }
                 ResourceKind::WorkloadPriorityClass => {
                     st.workload_priority_classes = collect(objects, |i| match i {
                         Item::WorkloadPriorityClass(x) => Some((x.name.clone(), x.clone())),
@@ -289,22 +303,32 @@ impl Store {
                         _ => None,
                     })
                 }
-                ResourceKind::PriorityClass => st.priority_classes = collect(objects, |i| match i {
-                    Item::PriorityClass(x) => Some((x.name.clone(), x.clone())),
-                    _ => None,
-                }),
-                ResourceKind::Namespace => st.namespaces = collect(objects, |i| match i {
-                    Item::Namespace(x) => Some((x.name.clone(), x.clone())),
-                    _ => None,
-                }),
-                ResourceKind::Node => st.nodes = collect(objects, |i| match i {
-                    Item::Node(x) => Some((x.name.clone(), x.clone())),
-                    _ => None,
-                }),
-                ResourceKind::Pod => st.pods = collect(objects, |i| match i {
-                    Item::Pod(x) => Some(((x.namespace.clone(), x.name.clone()), x.as_ref().clone())),
-                    _ => None,
-                }),
+                ResourceKind::PriorityClass => {
+                    st.priority_classes = collect(objects, |i| match i {
+                        Item::PriorityClass(x) => Some((x.name.clone(), x.clone())),
+                        _ => None,
+                    })
+                }
+                ResourceKind::Namespace => {
+                    st.namespaces = collect(objects, |i| match i {
+                        Item::Namespace(x) => Some((x.name.clone(), x.clone())),
+                        _ => None,
+                    })
+                }
+                ResourceKind::Node => {
+                    st.nodes = collect(objects, |i| match i {
+                        Item::Node(x) => Some((x.name.clone(), x.clone())),
+                        _ => None,
+                    })
+                }
+                ResourceKind::Pod => {
+                    st.pods = collect(objects, |i| match i {
+                        Item::Pod(x) => {
+                            Some(((x.namespace.clone(), x.name.clone()), x.as_ref().clone()))
+                        }
+                        _ => None,
+                    })
+                }
                 ResourceKind::Job | ResourceKind::PyTorchJob => {
                     st.jobs.extend(ks.objects.values().filter_map(|i| match i {
                         Item::Job(j) => Some(j.as_ref().clone()),
@@ -337,8 +361,10 @@ impl Store {
             })
             .collect();
         for s in skipped.iter().take(10) {
-            st.warnings
-                .push(format!("skipped {} (cannot be read): {}", s.object, s.error));
+            st.warnings.push(format!(
+                "skipped {} (cannot be read): {}",
+                s.object, s.error
+            ));
         }
         self.update_kueue_status();
         self.generation += 1;
@@ -423,7 +449,9 @@ fn resolve_priorities(st: &mut ClusterState, keys: &[ObjKey]) {
                 .workload_priority_classes
                 .get(&class.name)
                 .map(|c| c.value),
-            PriorityClassKind::PriorityClass => st.priority_classes.get(&class.name).map(|c| c.value),
+            PriorityClassKind::PriorityClass => {
+                st.priority_classes.get(&class.name).map(|c| c.value)
+            }
         };
         if let (Some(v), Some(wl)) = (value, st.workloads.get_mut(key)) {
             wl.priority = v;

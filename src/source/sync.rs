@@ -161,7 +161,10 @@ impl fmt::Display for ResourceSync {
             SyncState::Syncing { listed } => write!(f, "syncing ({listed} listed)"),
             SyncState::Synced => write!(f, "synced ({} objects)", self.objects),
             SyncState::Resyncing { since, listed } => {
-                write!(f, "resyncing since {since} ({listed} listed, old view kept)")
+                write!(
+                    f,
+                    "resyncing since {since} ({listed} listed, old view kept)"
+                )
             }
             SyncState::Forbidden { message } => write!(f, "forbidden: {message}"),
             SyncState::NotServed { message } => write!(f, "not served: {message}"),

@@ -181,7 +181,10 @@ fn classify(kind: ResourceKind, err: &watcher::Error) -> (WatchMsg, bool) {
         watcher::Error::InitialListFailed(e) => match api_code(e) {
             Some(403) => (WatchMsg::Forbidden(forbidden_text(kind, "list", e)), false),
             Some(404) => (WatchMsg::NotServed(not_served_text(kind)), false),
-            _ => (WatchMsg::Failed(format!("list failed: {}", short(e))), false),
+            _ => (
+                WatchMsg::Failed(format!("list failed: {}", short(e))),
+                false,
+            ),
         },
         watcher::Error::WatchStartFailed(e) => match api_code(e) {
             Some(403) => (WatchMsg::Forbidden(forbidden_text(kind, "watch", e)), true),
