@@ -327,14 +327,11 @@ async fn parent(s: Scale) {
 
     println!();
     println!(
-        "{:<44} {}",
+        "{:<44} {} in {:.2?} ({:.0}/s, client stopped meanwhile)",
         "server: produced events",
-        format!(
-            "{} in {:.2?} ({:.0}/s)",
-            s.events,
-            produced,
-            s.events as f64 / produced.as_secs_f64()
-        )
+        s.events,
+        produced,
+        s.events as f64 / produced.as_secs_f64()
     );
     match kubectl {
         Some(d) => println!(

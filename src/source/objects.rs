@@ -20,10 +20,10 @@ pub type ObjKey = (String, String);
 /// A parsed model object.
 #[derive(Clone, Debug)]
 pub enum Item {
-    ResourceFlavor(ResourceFlavor),
-    ClusterQueue(ClusterQueue),
-    LocalQueue(LocalQueue),
-    Cohort(Cohort),
+    ResourceFlavor(Box<ResourceFlavor>),
+    ClusterQueue(Box<ClusterQueue>),
+    LocalQueue(Box<LocalQueue>),
+    Cohort(Box<Cohort>),
     WorkloadPriorityClass(WorkloadPriorityClass),
     /// `priority_missing`: the Workload had no `spec.priority`; it takes its class's
     /// value when the snapshot is assembled (the class may arrive later).
@@ -33,7 +33,7 @@ pub enum Item {
     },
     PriorityClass(PriorityClass),
     Namespace(Namespace),
-    Node(Node),
+    Node(Box<Node>),
     Pod(Box<Pod>),
     Job(Box<JobInfo>),
 }
@@ -157,10 +157,12 @@ fn take_item(kind: ResourceKind, mut st: ClusterState, priority_missing: bool) -
         m.pop_first().map(|(_, v)| v)
     }
     Some(match kind {
-        ResourceKind::ResourceFlavor => Item::ResourceFlavor(first(&mut st.resource_flavors)?),
-        ResourceKind::ClusterQueue => Item::ClusterQueue(first(&mut st.cluster_queues)?),
-        ResourceKind::LocalQueue => Item::LocalQueue(first(&mut st.local_queues)?),
-        ResourceKind::Cohort => Item::Cohort(first(&mut st.cohorts)?),
+        ResourceKind::ResourceFlavor => {
+            Item::ResourceFlavor(Box::new(first(&mut st.resource_flavors)?))
+        }
+        ResourceKind::ClusterQueue => Item::ClusterQueue(Box::new(first(&mut st.cluster_queues)?)),
+        ResourceKind::LocalQueue => Item::LocalQueue(Box::new(first(&mut st.local_queues)?)),
+        ResourceKind::Cohort => Item::Cohort(Box::new(first(&mut st.cohorts)?)),
         ResourceKind::WorkloadPriorityClass => {
             Item::WorkloadPriorityClass(first(&mut st.workload_priority_classes)?)
         }
@@ -170,7 +172,7 @@ fn take_item(kind: ResourceKind, mut st: ClusterState, priority_missing: bool) -
         },
         ResourceKind::PriorityClass => Item::PriorityClass(first(&mut st.priority_classes)?),
         ResourceKind::Namespace => Item::Namespace(first(&mut st.namespaces)?),
-        ResourceKind::Node => Item::Node(first(&mut st.nodes)?),
+        ResourceKind::Node => Item::Node(Box::new(first(&mut st.nodes)?)),
         ResourceKind::Pod => Item::Pod(Box::new(first(&mut st.pods)?)),
         ResourceKind::Job | ResourceKind::PyTorchJob => Item::Job(Box::new(st.jobs.pop()?)),
     })

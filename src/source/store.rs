@@ -258,27 +258,27 @@ impl Store {
             match kind {
                 ResourceKind::ResourceFlavor => {
                     st.resource_flavors = collect(objects, |i| match i {
-                        Item::ResourceFlavor(x) => Some((x.name.clone(), x.clone())),
+                        Item::ResourceFlavor(x) => Some((x.name.clone(), x.as_ref().clone())),
                         _ => None,
                     })
                 }
                 ResourceKind::ClusterQueue => {
                     st.cluster_queues = collect(objects, |i| match i {
-                        Item::ClusterQueue(x) => Some((x.name.clone(), x.clone())),
+                        Item::ClusterQueue(x) => Some((x.name.clone(), x.as_ref().clone())),
                         _ => None,
                     })
                 }
                 ResourceKind::LocalQueue => {
                     st.local_queues = collect(objects, |i| match i {
                         Item::LocalQueue(x) => {
-                            Some(((x.namespace.clone(), x.name.clone()), x.clone()))
+                            Some(((x.namespace.clone(), x.name.clone()), x.as_ref().clone()))
                         }
                         _ => None,
                     })
                 }
                 ResourceKind::Cohort => {
                     st.cohorts = collect(objects, |i| match i {
-                        Item::Cohort(x) => Some((x.name.clone(), x.clone())),
+                        Item::Cohort(x) => Some((x.name.clone(), x.as_ref().clone())),
                         _ => None,
                     })
                 }
@@ -317,7 +317,7 @@ impl Store {
                 }
                 ResourceKind::Node => {
                     st.nodes = collect(objects, |i| match i {
-                        Item::Node(x) => Some((x.name.clone(), x.clone())),
+                        Item::Node(x) => Some((x.name.clone(), x.as_ref().clone())),
                         _ => None,
                     })
                 }
