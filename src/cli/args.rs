@@ -18,6 +18,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Find governance mistakes that leave GPUs idle or let jobs bypass the queues.
     Doctor(DoctorArgs),
+    /// Who preempted what, and why: evictions recorded by live sessions.
+    History(HistoryArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -28,14 +30,43 @@ pub enum OutputFormat {
     Json,
 }
 
+/// Output formats of `plan` (`jsonl` is for `--live --watch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PlanOutput {
+    /// Aligned text for people, readable at 80 columns.
+    Table,
+    /// The JSON contract (docs/engine.md; `--live` adds "drift", docs/source.md).
+    Json,
+    /// One JSON plan per line (with --live --watch: one per change).
+    Jsonl,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
     /// Manifest files or directories (YAML or JSON, as `kubectl get -o yaml|json` prints them).
-    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    #[arg(short = 'f', long = "filename", required_unless_present = "live", num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = PlanOutput::Table)]
+    pub output: PlanOutput,
+    /// Plan against the live cluster (kubeconfig, --context, --as, -n) instead of files.
+    #[arg(long, conflicts_with = "files")]
+    pub live: bool,
+    /// With --live: print a new plan after every change until interrupted (Ctrl-C).
+    #[arg(long, requires = "live")]
+    pub watch: bool,
+    /// Manifests to add on top of the state (jobs, workloads) or to replace objects
+    /// with (queues, classes): see what would happen before applying them.
+    #[arg(long = "what-if", value_name = "FILE", num_args = 1..)]
+    pub what_if: Vec<PathBuf>,
+    /// With --live: seconds to wait for the initial sync before giving up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub sync_timeout: u64,
+    /// With --live: where evictions seen are recorded (default: the XDG state dir).
+    #[arg(long, value_name = "PATH")]
+    pub history_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: crate::source::ClusterArgs,
     /// Stop after this many scheduling cycles even if the plan has not settled.
     #[arg(long, default_value_t = 100)]
     pub max_cycles: usize,
@@ -67,4 +98,17 @@ pub struct DoctorArgs {
     /// The instant to check at (RFC 3339); defaults to the current time.
     #[arg(long)]
     pub now: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    /// Only evictions newer than this (e.g. 30m, 24h, 7d).
+    #[arg(long, default_value = "24h")]
+    pub since: String,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// The history file (default: history.jsonl in the XDG state dir).
+    #[arg(long, value_name = "PATH")]
+    pub history_file: Option<PathBuf>,
 }

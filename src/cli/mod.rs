@@ -2,6 +2,8 @@
 
 mod args;
 mod doctor;
+mod history;
+mod live;
 mod plan;
 mod plan_table;
 mod table;
@@ -17,6 +19,7 @@ pub fn main() -> i32 {
     let result = match &cli.command {
         Command::Plan(args) => plan::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::History(args) => history::run(args),
     };
     match result {
         Ok(code) => code,

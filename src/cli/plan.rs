@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::args::{OutputFormat, PlanArgs};
+use super::args::{PlanArgs, PlanOutput};
 use super::doctor::terminal_width;
 use super::plan_table;
 use super::time::now_or;
@@ -11,8 +11,14 @@ use crate::model::load_paths;
 
 /// Runs `plan`; returns the exit code (1 on unreadable input).
 pub fn run(args: &PlanArgs) -> Result<i32> {
+    if args.live {
+        return super::live::run(args);
+    }
     let now = now_or(args.now.as_deref())?;
-    let state = match load_paths(&args.files) {
+    let mut files = args.files.clone();
+    // --what-if manifests come last: later documents win, as with `kubectl apply`.
+    files.extend(args.what_if.iter().cloned());
+    let state = match load_paths(&files) {
         Ok(state) => state,
         Err(err) => {
             eprintln!("error: {err}");
@@ -27,8 +33,9 @@ pub fn run(args: &PlanArgs) -> Result<i32> {
     let plan = engine::plan(&state, &opts);
     let json = serde_json::to_value(&plan)?;
     match args.output {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&json)?),
-        OutputFormat::Table => print!("{}", plan_table::render(&json, terminal_width())),
+        PlanOutput::Json => println!("{}", serde_json::to_string_pretty(&json)?),
+        PlanOutput::Jsonl => println!("{}", serde_json::to_string(&json)?),
+        PlanOutput::Table => print!("{}", plan_table::render(&json, terminal_width())),
     }
     Ok(0)
 }

@@ -1,1 +1,263 @@
-//! Kube watchers and the store that publishes immutable snapshots.
+//! The live cluster source: kube watchers → one store task → immutable snapshots →
+//! a re-planning task. See docs/source.md.
+//!
+//! ```text
+//! watch task per resource ──parsed model objects──► store task ──watch<Arc<Snapshot>>──► readers
+//!  (kube watcher, RawObject,                         (only writer, relist buffers,         │
+//!   model parser per object)                          coalesced publish ≥ 200 ms)          ▼
+//!                                                           replan task ──watch<Option<Arc<LivePlan>>>
+//! ```
+//!
+//! The console gets snapshots with [`SourceHandle::snapshots`] and plans with
+//! [`replan::spawn`]; headless commands use [`SourceHandle::wait_synced`].
+
+pub mod connect;
+pub mod drift;
+pub mod history;
+pub mod objects;
+pub mod replan;
+pub mod resources;
+pub mod snapshot;
+pub mod store;
+pub mod sync;
+pub mod watch;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::runtime::watcher;
+use kube::{Api, Client};
+use tokio::sync::{mpsc, watch as chan};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use connect::{ClusterArgs, USER_AGENT_VALUE, client_config, connect};
+pub use history::{EvictionRecord, HistoryLog, default_history_path, read_history};
+pub use replan::{LivePlan, ReplanOptions};
+pub use resources::{KUEUE_GROUP, RawObject, ResourceKind};
+pub use snapshot::{IngestStats, KUEUE_NOT_INSTALLED, KueueStatus, Snapshot};
+pub use sync::{ResourceSync, SyncState};
+
+/// Errors of the live source.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot load kubeconfig ({what}): {source}")]
+    Kubeconfig {
+        what: String,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("no cluster configuration found (no kubeconfig, not in a pod): {0}")]
+    Infer(#[source] kube::config::InferConfigError),
+    #[error("cannot create the cluster client: {0}")]
+    Client(#[source] kube::Error),
+    #[error("{0}")]
+    KueueNotInstalled(String),
+    #[error("timed out after {secs}s waiting for the initial sync; not synced: {details}")]
+    SyncTimeout { secs: u64, details: String },
+    #[error("the live source stopped")]
+    Stopped,
+}
+
+/// Settings of [`start`].
+#[derive(Clone, Debug)]
+pub struct SourceOptions {
+    /// `-n`: the view filter recorded in snapshots.
+    pub namespace: Option<String>,
+    /// Where evictions are appended (JSON lines); `None` keeps them in memory only.
+    pub history_file: Option<PathBuf>,
+    /// Coalescing window of snapshots.
+    pub publish_interval: Duration,
+    /// `timeoutSeconds` of each watch. kube also treats a watch silent for this plus
+    /// 5 s as dead and reconnects: this is the silent-watch watchdog.
+    pub watch_timeout_secs: u32,
+    /// A list with no progress for this long is restarted.
+    pub list_stall: Duration,
+    /// Objects per list page.
+    pub page_size: u32,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        SourceOptions {
+            namespace: None,
+            history_file: None,
+            publish_interval: Duration::from_millis(200),
+            watch_timeout_secs: 60,
+            list_stall: Duration::from_secs(60),
+            page_size: 500,
+        }
+    }
+}
+
+impl SourceOptions {
+    /// The client read timeout that goes with these options (longer than a watch).
+    pub fn read_timeout(&self) -> Duration {
+        Duration::from_secs(u64::from(self.watch_timeout_secs) + 30)
+    }
+}
+
+/// A running source. Dropping it stops every task.
+pub struct SourceHandle {
+    rx: chan::Receiver<Arc<Snapshot>>,
+    cancel: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+    /// The Kueue API version being watched (`v1beta2` or `v1beta1`).
+    pub kueue_version: String,
+}
+
+impl Drop for SourceHandle {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+impl SourceHandle {
+    /// A receiver of snapshots (the latest is always available; readers never lock).
+    pub fn snapshots(&self) -> chan::Receiver<Arc<Snapshot>> {
+        self.rx.clone()
+    }
+
+    /// The latest snapshot.
+    pub fn latest(&self) -> Arc<Snapshot> {
+        self.rx.borrow().clone()
+    }
+
+    /// Waits until a snapshot satisfies `pred`, up to `timeout`.
+    pub async fn wait_for(
+        &self,
+        timeout: Duration,
+        mut pred: impl FnMut(&Snapshot) -> bool,
+    ) -> Option<Arc<Snapshot>> {
+        let mut rx = self.rx.clone();
+        let wait = async {
+            loop {
+                let snap = rx.borrow_and_update().clone();
+                if pred(&snap) {
+                    return Some(snap);
+                }
+                if rx.changed().await.is_err() {
+                    return None;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.ok().flatten()
+    }
+
+    /// Waits for the initial sync of every available resource (synced, forbidden or
+    /// not served); the error names what did not sync.
+    pub async fn wait_synced(&self, timeout: Duration) -> Result<Arc<Snapshot>, Error> {
+        if let Some(s) = self.wait_for(timeout, Snapshot::all_settled).await {
+            return Ok(s);
+        }
+        let snap = self.latest();
+        let details = snap
+            .unsettled()
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(Error::SyncTimeout {
+            secs: timeout.as_secs(),
+            details: if details.is_empty() {
+                "no snapshot was published".into()
+            } else {
+                details
+            },
+        })
+    }
+
+    /// Stops every task and waits for them.
+    pub async fn shutdown(mut self) {
+        self.cancel.cancel();
+        for t in std::mem::take(&mut self.tasks) {
+            let _ = t.await;
+        }
+    }
+}
+
+/// Which Kueue version the cluster serves: v1beta2 preferred, else v1beta1.
+/// A 404 on the group means Kueue is not installed. Other errors (server down,
+/// discovery forbidden) assume v1beta2 and let the watchers report what happens.
+pub async fn detect_kueue(client: &Client) -> (KueueStatus, String) {
+    match kube::discovery::group(client, KUEUE_GROUP).await {
+        Ok(g) => {
+            let versions: Vec<&str> = g.versions().collect();
+            let v = ["v1beta2", "v1beta1"]
+                .into_iter()
+                .find(|v| versions.contains(v))
+                .unwrap_or_else(|| g.preferred_version_or_latest());
+            (
+                KueueStatus::Installed {
+                    version: v.to_string(),
+                },
+                v.to_string(),
+            )
+        }
+        Err(kube::Error::Api(s)) if s.code == 404 => (
+            KueueStatus::NotInstalled {
+                message: KUEUE_NOT_INSTALLED.to_string(),
+            },
+            "v1beta2".into(),
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "Kueue discovery failed; assuming v1beta2");
+            (KueueStatus::Unknown, "v1beta2".into())
+        }
+    }
+}
+
+/// Starts the watchers and the store.
+pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
+    let (kueue, version) = detect_kueue(&client).await;
+    let kinds: Vec<ResourceKind> = ResourceKind::ALL
+        .into_iter()
+        .filter(|k| !k.is_kueue() || !matches!(kueue, KueueStatus::NotInstalled { .. }))
+        .collect();
+    let cancel = CancellationToken::new();
+    // Bounded: a slow store pushes back on the watch tasks (and so on the server)
+    // instead of buffering parsed objects without limit.
+    let (etx, erx) = mpsc::channel(1024);
+    let store = store::Store::new(
+        &kinds,
+        kueue,
+        opts.namespace.clone(),
+        HistoryLog::open(opts.history_file.clone()),
+    );
+    let (stx, srx) = chan::channel(Arc::new(Snapshot::empty(opts.namespace.clone())));
+    let publish = store::PublishOptions {
+        min_interval: opts.publish_interval,
+    };
+    let mut tasks = vec![tokio::spawn(store::run(
+        store,
+        erx,
+        stx,
+        publish,
+        cancel.clone(),
+    ))];
+    for kind in kinds {
+        let ar = kind.api_resource(&version);
+        let mut config = watcher::Config::default()
+            .timeout(opts.watch_timeout_secs)
+            .page_size(opts.page_size);
+        if kind == ResourceKind::Pod {
+            // Finished pods hold no resources; the server drops them for us.
+            config = config.fields("status.phase!=Succeeded,status.phase!=Failed");
+        }
+        let spec = watch::WatchSpec {
+            kind,
+            api_version: ar.api_version.clone(),
+            api: Api::all_with(client.clone(), &ar),
+            config,
+            list_stall: opts.list_stall,
+        };
+        tasks.push(tokio::spawn(watch::run(spec, etx.clone(), cancel.clone())));
+    }
+    SourceHandle {
+        rx: srx,
+        cancel,
+        tasks,
+        kueue_version: version,
+    }
+}

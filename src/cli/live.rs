@@ -1,0 +1,170 @@
+//! `gangplank plan --live [--watch]`: the shadow engine over the live cluster.
+//!
+//! Waits for the initial sync of every available resource (or fails naming what did
+//! not sync), plans, and prints the `plan -f` JSON contract plus `"drift"`. With
+//! `--watch`, prints a new plan whenever a snapshot changes the plan, until Ctrl-C.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::args::{PlanArgs, PlanOutput};
+use super::doctor::terminal_width;
+use super::plan_table;
+use crate::engine::{self, PlanOptions};
+use crate::model::{ClusterState, Loader};
+use crate::source::drift::DriftTracker;
+use crate::source::replan::plan_json;
+use crate::source::{self, KueueStatus, Snapshot, SourceOptions};
+
+/// Runs `plan --live`; returns the exit code.
+pub fn run(args: &PlanArgs) -> Result<i32> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(run_async(args))
+}
+
+/// `--history-file`, else the default path (in-memory only if there is no home).
+pub fn history_path(flag: Option<&PathBuf>) -> Option<PathBuf> {
+    flag.cloned().or_else(source::default_history_path)
+}
+
+async fn run_async(args: &PlanArgs) -> Result<i32> {
+    let opts = SourceOptions {
+        namespace: args.cluster.namespace.clone(),
+        history_file: history_path(args.history_file.as_ref()),
+        ..SourceOptions::default()
+    };
+    let client = source::connect(&args.cluster, opts.read_timeout()).await?;
+    let handle = source::start(client, opts).await;
+    let snap = match handle
+        .wait_synced(Duration::from_secs(args.sync_timeout))
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(2);
+        }
+    };
+    if let KueueStatus::NotInstalled { message } = &snap.kueue {
+        eprintln!("error: {message}");
+        return Ok(2);
+    }
+    for s in snap
+        .sync
+        .iter()
+        .filter(|s| !matches!(s.state, source::SyncState::Synced))
+    {
+        eprintln!("warning: {s}");
+    }
+    let mut tracker = DriftTracker::default();
+    let mut last = render(args, &snap, &mut tracker).await?;
+    emit(args, &last, &snap);
+    if !args.watch {
+        return Ok(0);
+    }
+    let mut rx = handle.snapshots();
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => return Ok(0),
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    eprintln!("error: the live source stopped");
+                    return Ok(2);
+                }
+            }
+        }
+        let snap = rx.borrow_and_update().clone();
+        if !snap.ready() {
+            continue;
+        }
+        let json = render(args, &snap, &mut tracker).await?;
+        // One line per change of the plan: events that change nothing print nothing.
+        if json != last {
+            emit(args, &json, &snap);
+            last = json;
+        }
+    }
+}
+
+/// Plans `snap` (plus `--what-if`) off the async workers; the JSON with `"drift"`.
+async fn render(
+    args: &PlanArgs,
+    snap: &Arc<Snapshot>,
+    tracker: &mut DriftTracker,
+) -> Result<Value> {
+    let snap = snap.clone();
+    let what_if = args.what_if.clone();
+    let max_cycles = args.max_cycles;
+    let now = match &args.now {
+        Some(_) => super::time::now_or(args.now.as_deref())?,
+        None => snap.taken_at.as_millisecond(),
+    };
+    let mut t = std::mem::take(tracker);
+    let (json, t) = tokio::task::spawn_blocking(move || -> Result<(Value, DriftTracker)> {
+        let state = with_what_if(&snap.state, &what_if)?;
+        let po = PlanOptions {
+            now,
+            max_cycles,
+            ..PlanOptions::default()
+        };
+        let plan = engine::plan(&state, &po);
+        // Drift compares Kueue's actual state with the engine, never the what-if.
+        let drift = if what_if.is_empty() {
+            t.update(&snap.state, &plan, now)
+        } else {
+            Vec::new()
+        };
+        Ok((plan_json(&plan, &drift, snap.namespace.as_deref()), t))
+    })
+    .await
+    .context("planning failed")??;
+    *tracker = t;
+    Ok(json)
+}
+
+/// The live state with the `--what-if` manifests applied on top.
+fn with_what_if(state: &ClusterState, files: &[PathBuf]) -> Result<ClusterState> {
+    if files.is_empty() {
+        return Ok(state.clone());
+    }
+    let mut loader = Loader::from_state(state.clone());
+    loader
+        .add_paths(files)
+        .map_err(|e| anyhow::anyhow!("--what-if: {e}"))?;
+    Ok(loader.finish())
+}
+
+fn emit(args: &PlanArgs, json: &Value, snap: &Snapshot) {
+    match args.output {
+        PlanOutput::Json => {
+            println!("{}", serde_json::to_string_pretty(json).unwrap_or_default())
+        }
+        PlanOutput::Jsonl => println!("{}", serde_json::to_string(json).unwrap_or_default()),
+        PlanOutput::Table => {
+            println!("live cluster: {}", snap.status_line());
+            print!("{}", plan_table::render(json, terminal_width()));
+            if let Some(drift) = json.get("drift").and_then(Value::as_array)
+                && !drift.is_empty()
+            {
+                println!("\nDrift (Kueue vs the shadow engine):");
+                for d in drift {
+                    println!(
+                        "  {}: {}",
+                        d["kind"].as_str().unwrap_or(""),
+                        d["detail"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            if args.watch {
+                println!();
+            }
+        }
+    }
+}

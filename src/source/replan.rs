@@ -1,0 +1,139 @@
+//! The incremental shadow engine: re-plans on a separate task whenever a new snapshot
+//! is published. The previous plan stays visible (on the `watch` channel) while the
+//! next one is computed; snapshots that arrive meanwhile are coalesced (only the
+//! newest is planned).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::drift::{Drift, DriftTracker};
+use super::snapshot::Snapshot;
+use crate::engine::{self, Plan, PlanOptions};
+
+/// A plan of one snapshot, with the drift found against Kueue's state.
+#[derive(Clone, Debug)]
+pub struct LivePlan {
+    /// The snapshot generation this plan is for.
+    pub generation: u64,
+    pub plan: Plan,
+    pub drift: Vec<Drift>,
+    /// How long `engine::plan` took.
+    pub plan_time: Duration,
+}
+
+impl LivePlan {
+    /// The plan JSON contract of `plan -f`, plus `"drift"`; with `namespace`, only the
+    /// workloads of that namespace are listed (usage stays cluster-wide).
+    pub fn to_json(&self, namespace: Option<&str>) -> Value {
+        plan_json(&self.plan, &self.drift, namespace)
+    }
+}
+
+/// Serializes `plan` with a `"drift"` key (the engine's `Plan` is not changed).
+pub fn plan_json(plan: &Plan, drift: &[Drift], namespace: Option<&str>) -> Value {
+    let mut v = serde_json::to_value(plan).unwrap_or(Value::Null);
+    if let Some(ns) = namespace {
+        filter_namespace(&mut v, ns);
+    }
+    if let Value::Object(m) = &mut v {
+        m.insert(
+            "drift".into(),
+            serde_json::to_value(drift).unwrap_or(Value::Array(Vec::new())),
+        );
+    }
+    v
+}
+
+/// Keeps only workloads (and preemptors) of namespace `ns` in the cycles.
+pub fn filter_namespace(plan: &mut Value, ns: &str) {
+    let prefix = format!("{ns}/");
+    let Some(cycles) = plan.get_mut("cycles").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for cycle in cycles {
+        for list in ["admitted", "preempted", "pending"] {
+            if let Some(items) = cycle.get_mut(list).and_then(Value::as_array_mut) {
+                items.retain(|i| {
+                    let mine = |k: &str| {
+                        i.get(k)
+                            .and_then(Value::as_str)
+                            .is_some_and(|w| w.starts_with(&prefix))
+                    };
+                    mine("workload") || mine("by")
+                });
+            }
+        }
+    }
+}
+
+/// Re-planning settings.
+#[derive(Clone, Debug)]
+pub struct ReplanOptions {
+    pub max_cycles: usize,
+    /// Plan only snapshots whose every resource has been listed (a half-listed
+    /// cluster gives a misleading plan).
+    pub require_ready: bool,
+}
+
+impl Default for ReplanOptions {
+    fn default() -> Self {
+        ReplanOptions {
+            max_cycles: 100,
+            require_ready: true,
+        }
+    }
+}
+
+/// Starts the re-planning task; the receiver holds the latest plan (`None` before
+/// the first).
+pub fn spawn(
+    mut snapshots: watch::Receiver<Arc<Snapshot>>,
+    opts: ReplanOptions,
+) -> (watch::Receiver<Option<Arc<LivePlan>>>, JoinHandle<()>) {
+    let (tx, rx) = watch::channel(None);
+    let task = tokio::spawn(async move {
+        let mut tracker = DriftTracker::default();
+        let mut planned = 0u64;
+        loop {
+            let snap = snapshots.borrow_and_update().clone();
+            if snap.generation != planned && (!opts.require_ready || snap.ready()) {
+                planned = snap.generation;
+                let max_cycles = opts.max_cycles;
+                // The engine is CPU-bound: run it off the async workers so watch
+                // tasks and the store keep ingesting meanwhile.
+                let result = tokio::task::spawn_blocking(move || {
+                    let started = Instant::now();
+                    let po = PlanOptions {
+                        now: snap.taken_at.as_millisecond(),
+                        max_cycles,
+                        ..PlanOptions::default()
+                    };
+                    let plan = engine::plan(&snap.state, &po);
+                    let took = started.elapsed();
+                    let drift = tracker.update(&snap.state, &plan, po.now);
+                    (tracker, plan, drift, took, snap.generation)
+                })
+                .await;
+                let Ok((t, plan, drift, plan_time, generation)) = result else {
+                    tracing::error!("re-planning panicked; keeping the last plan");
+                    return;
+                };
+                tracker = t;
+                tx.send_replace(Some(Arc::new(LivePlan {
+                    generation,
+                    plan,
+                    drift,
+                    plan_time,
+                })));
+            }
+            if snapshots.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    (rx, task)
+}
