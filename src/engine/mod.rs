@@ -1,1 +1,64 @@
 //! The shadow engine: a pure, deterministic copy of Kueue admission and preemption.
+//!
+//! No I/O, no clock (time is [`PlanOptions::now`]), no async runtime; every map that
+//! reaches the output is a `BTreeMap` or sorted, so the result does not depend on input
+//! order. See `docs/engine.md` for the algorithm and where gangplank differs from Kueue.
+//!
+//! Entry points:
+//! * [`plan`] — the next cycle and the following ones, until nothing changes.
+//! * [`schedule_cycle`] — one cycle, with the exact writes Kueue would make (for the simulator).
+//! * [`propose_preemption`] — the victims a preemption would need under another policy.
+
+pub mod cycle;
+pub mod explain;
+pub mod flavor;
+pub mod output;
+pub mod plan;
+pub mod preemption;
+pub mod proposals;
+pub mod quota;
+pub mod state;
+pub mod step;
+pub mod testing;
+
+use crate::model::Timestamp;
+
+pub use explain::{Explanation, PendingKind, ResourceNeed};
+pub use output::{
+    ClusterQueueUsage, Plan, PlanAdmitted, PlanCycle, PlanPending, PlanPreempted, UsageFigures,
+};
+pub use plan::plan;
+pub use preemption::PreemptionReason;
+pub use proposals::{PolicyOverride, Proposal, ProposedVictim, propose_preemption};
+pub use state::EngineState;
+pub use step::{
+    AdmitDecision, CycleOutcome, PendingDecision, PreemptDecision, SchedulerMemory,
+    schedule_cycle,
+};
+
+/// Options for [`plan`] and [`schedule_cycle`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// "Now", in ms since the epoch: used where Kueue reads the clock (a reservation
+    /// without a transition time counts as reserved now) and as the simulated
+    /// reservation time of workloads admitted by the plan.
+    pub now: Timestamp,
+    /// Upper bound on simulated cycles.
+    pub max_cycles: usize,
+    /// Kueue's fair sharing is enabled in its configuration. gangplank does not
+    /// implement it; setting this only adds a warning.
+    pub fair_sharing: bool,
+    /// List the pending workloads after every cycle (`true`) or only after the last.
+    pub pending_in_every_cycle: bool,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            now: 0,
+            max_cycles: 100,
+            fair_sharing: false,
+            pending_in_every_cycle: true,
+        }
+    }
+}

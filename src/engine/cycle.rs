@@ -1,0 +1,271 @@
+//! One scheduling cycle (semantics notes §5; `pkg/scheduler/scheduler.go` `schedule`).
+//!
+//! Pop one head per active ClusterQueue, nominate (admissibility, flavors, targets),
+//! order the entries, then process them one by one against the shared snapshot.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::{QueueingStrategy, ReclaimWithinCohort};
+
+use super::explain::{self, Explanation};
+use super::flavor::{self, Assignment, Mode};
+use super::preemption::search::{get_targets, remove_workloads, restore_workloads};
+use super::preemption::{PreemptionCtx, Target};
+use super::state::{CqIdx, EngineState, WlIdx};
+
+/// What happened to one nominated head.
+#[derive(Clone, Debug)]
+pub enum EntryOutcome {
+    /// Admitted: usage added to the snapshot.
+    Admitted,
+    /// Issued preemptions and waits for the victims (not admitted this cycle).
+    Preempting,
+    /// Its targets overlapped earlier victims but it fits once those are gone.
+    DeferredFit,
+    /// Targets overlapped victims already chosen by an earlier entry.
+    SkippedOverlap,
+    /// Fitted at nomination, no longer after earlier entries of this cycle.
+    SkippedNoLongerFits,
+    /// Needs preemption but no candidates suffice (capacity may be reserved).
+    NoCandidates,
+    NoFit,
+    /// Not nominated: namespace does not match the ClusterQueue's selector.
+    NamespaceMismatch,
+}
+
+/// A nominated head and its fate.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub wl: WlIdx,
+    pub cq: CqIdx,
+    pub assignment: Option<Assignment>,
+    pub targets: Vec<Target>,
+    pub outcome: EntryOutcome,
+}
+
+/// Internal result of a cycle, turned into public decisions by the caller.
+#[derive(Clone, Debug, Default)]
+pub struct CycleResult {
+    pub entries: Vec<Entry>,
+    /// Victims in the order they were chosen, with their preemptor.
+    pub victims: Vec<(Target, WlIdx)>,
+    /// Workloads moved to an inadmissible set this cycle.
+    pub parked: usize,
+    /// Explanations for every evaluated head that was not admitted.
+    pub explanations: BTreeMap<WlIdx, Explanation>,
+}
+
+fn fits_now(st: &EngineState<'_>, cq: CqIdx, usage: &[(usize, i128)]) -> bool {
+    let node = st.cqs[cq].node;
+    usage.iter().all(|&(fr, q)| q <= st.tree.cq_available(node, fr))
+}
+
+/// Runs one cycle on the snapshot. Admissions are applied to `st`; victims are only
+/// reported (they keep their quota until the caller releases them).
+pub fn run(st: &mut EngineState<'_>) -> CycleResult {
+    let mut result = CycleResult::default();
+
+    // --- heads: one per active ClusterQueue
+    let mut heads: Vec<(WlIdx, CqIdx)> = Vec::new();
+    for c in 0..st.cqs.len() {
+        if st.cqs[c].inactive.is_some() {
+            continue;
+        }
+        let sticky = st.cqs[c]
+            .sticky
+            .map(|w| st.wls[w].qkey(w))
+            .filter(|k| st.cqs[c].heap.contains(k));
+        let key = sticky.or_else(|| st.cqs[c].heap.first().copied());
+        if let Some(k) = key {
+            st.cqs[c].heap.remove(&k);
+            heads.push((k.idx, c));
+        }
+    }
+
+    // --- nominate
+    let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
+    for (wl, cq) in heads {
+        let w = st.wls[wl].wl;
+        let ns_labels = st.namespace_labels(&w.namespace);
+        let ns_ok = st.cqs[cq]
+            .spec
+            .namespace_selector
+            .as_ref()
+            .is_some_and(|s| s.matches(&ns_labels));
+        if !ns_ok {
+            entries.push(Entry {
+                wl,
+                cq,
+                assignment: None,
+                targets: Vec::new(),
+                outcome: EntryOutcome::NamespaceMismatch,
+            });
+            continue;
+        }
+        let policy = &st.cqs[cq].spec.preemption;
+        let base = PreemptionCtx {
+            priority: st.wls[wl].priority,
+            queue_ts: st.wls[wl].queue_ts,
+            preemptor: Some(wl),
+            cq,
+            usage: Vec::new(),
+            frs_need: Vec::new(),
+            policy,
+        };
+        let a = flavor::assign(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
+        let targets = if a.mode == Mode::Preempt {
+            let ctx = PreemptionCtx {
+                usage: a.usage.clone(),
+                frs_need: a.frs_need_preemption(),
+                ..base
+            };
+            get_targets(st, &ctx)
+        } else {
+            Vec::new()
+        };
+        let outcome = match a.mode {
+            Mode::NoFit => EntryOutcome::NoFit,
+            Mode::Preempt if targets.is_empty() => EntryOutcome::NoCandidates,
+            Mode::Preempt => EntryOutcome::Preempting,
+            Mode::Fit => EntryOutcome::Admitted,
+        };
+        entries.push(Entry {
+            wl,
+            cq,
+            assignment: Some(a),
+            targets,
+            outcome,
+        });
+    }
+
+    // --- order (makeClassicalIterator): borrowing level, priority, timestamp; uid last
+    entries.sort_by_key(|e| {
+        let w = &st.wls[e.wl];
+        (
+            e.assignment.as_ref().map_or(0, |a| a.borrowing),
+            -i64::from(w.priority),
+            w.queue_ts,
+            w.tie,
+        )
+    });
+
+    // --- process
+    let mut preempted: Vec<WlIdx> = Vec::new();
+    let mut preempted_set: BTreeSet<WlIdx> = BTreeSet::new();
+    for e in &mut entries {
+        let Some(a) = e.assignment.as_ref() else {
+            continue;
+        };
+        match e.outcome {
+            EntryOutcome::NoFit => {}
+            EntryOutcome::NoCandidates => {
+                // Reserve capacity so lower entries cannot take it, unless the CQ
+                // can always reclaim later (reclaimWithinCohort: Any).
+                let spec = st.cqs[e.cq].spec;
+                if spec.preemption.reclaim_within_cohort != ReclaimWithinCohort::Any {
+                    let node = st.cqs[e.cq].node;
+                    let borrowing = a.borrowing > 0;
+                    let mut reserve = Vec::new();
+                    for &(fr, req) in &a.usage {
+                        let n = &st.tree.nodes[node];
+                        let amount = if borrowing {
+                            match n.borrowing_limit[fr] {
+                                Some(bl) => req.min(n.nominal[fr] + bl - n.usage[fr]),
+                                None => req,
+                            }
+                        } else {
+                            req.min(n.nominal[fr] - n.usage[fr]).max(0)
+                        };
+                        if amount > 0 {
+                            reserve.push((fr, amount));
+                        }
+                    }
+                    st.tree.add_all(node, &reserve);
+                    st.reserved.push((node, reserve));
+                }
+            }
+            EntryOutcome::Preempting => {
+                let overlap = e.targets.iter().any(|t| preempted_set.contains(&t.wl));
+                if overlap {
+                    remove_workloads(st, &preempted);
+                    let fits = fits_now(st, e.cq, &a.usage);
+                    restore_workloads(st, &preempted);
+                    if fits {
+                        e.outcome = EntryOutcome::DeferredFit;
+                        let node = st.cqs[e.cq].node;
+                        st.tree.add_all(node, &a.usage);
+                        st.reserved.push((node, a.usage.clone()));
+                    } else {
+                        e.outcome = EntryOutcome::SkippedOverlap;
+                    }
+                    continue;
+                }
+                let mut gone = preempted.clone();
+                gone.extend(e.targets.iter().map(|t| t.wl));
+                remove_workloads(st, &gone);
+                let fits = fits_now(st, e.cq, &a.usage);
+                restore_workloads(st, &gone);
+                if !fits {
+                    e.outcome = EntryOutcome::SkippedNoLongerFits;
+                    continue;
+                }
+                for t in &e.targets {
+                    preempted.push(t.wl);
+                    preempted_set.insert(t.wl);
+                    result.victims.push((*t, e.wl));
+                }
+                let node = st.cqs[e.cq].node;
+                st.tree.add_all(node, &a.usage);
+                st.reserved.push((node, a.usage.clone()));
+                if st.cqs[e.cq].spec.queueing_strategy == QueueingStrategy::BestEffortFifo {
+                    st.cqs[e.cq].sticky = Some(e.wl);
+                }
+            }
+            EntryOutcome::Admitted => {
+                remove_workloads(st, &preempted);
+                let fits = fits_now(st, e.cq, &a.usage);
+                restore_workloads(st, &preempted);
+                if !fits {
+                    e.outcome = EntryOutcome::SkippedNoLongerFits;
+                    continue;
+                }
+                let usage = a.usage.clone();
+                let flavors = a.flavor_map();
+                st.admit(e.wl, e.cq, usage, flavors);
+            }
+            _ => {}
+        }
+    }
+
+    // --- remove the cycle's temporary reservations (preemptors, DeferredFit, NoCandidates)
+    for (node, usage) in std::mem::take(&mut st.reserved) {
+        st.tree.remove_all(node, &usage);
+    }
+
+    // --- explanations and requeue (§5.5)
+    for e in &entries {
+        if matches!(e.outcome, EntryOutcome::Admitted) {
+            continue;
+        }
+        let ex = explain::for_entry(st, e);
+        result.explanations.insert(e.wl, ex);
+        let strict = st.cqs[e.cq].spec.queueing_strategy == QueueingStrategy::StrictFifo;
+        let park = match e.outcome {
+            EntryOutcome::NamespaceMismatch => true,
+            EntryOutcome::NoFit | EntryOutcome::NoCandidates => !strict,
+            _ => false,
+        };
+        let key = st.wls[e.wl].qkey(e.wl);
+        if park {
+            st.cqs[e.cq].inadmissible.insert(key);
+            result.parked += 1;
+            if st.cqs[e.cq].sticky == Some(e.wl) {
+                st.cqs[e.cq].sticky = None;
+            }
+        } else {
+            st.cqs[e.cq].heap.insert(key);
+        }
+    }
+    result.entries = entries;
+    result
+}

@@ -1,0 +1,474 @@
+//! Flavor assignment (semantics notes §4; `pkg/scheduler/flavorassigner/flavorassigner.go`).
+//!
+//! Per pod set, per resource group: flavors in the ClusterQueue's order, eligibility
+//! by taints and node labels, `fitsResourceQuota` with the preemption oracle, the
+//! mode preference and the flavorFungibility stop rule. gangplank always starts the
+//! scan at the first flavor (no `lastTriedIdx` scan progress).
+
+use std::collections::BTreeMap;
+
+use crate::model::{
+    FlavorFungibility, FungibilityPolicy, FungibilityPreference, PodSet, ResourceFlavor,
+};
+
+use super::preemption::PreemptionCtx;
+use super::preemption::search::{Possibility, oracle};
+use super::quota::FrId;
+use super::state::{CqIdx, EngineState};
+
+/// `preemptionMode`, worst to best.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PMode {
+    NoFit,
+    NoCandidates,
+    Preempt,
+    Reclaim,
+    Fit,
+}
+
+impl PMode {
+    fn is_preempt(self) -> bool {
+        matches!(self, PMode::Preempt | PMode::Reclaim)
+    }
+}
+
+/// `granularMode`: preemption mode plus borrowing level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Granular {
+    pub mode: PMode,
+    pub borrow: usize,
+}
+
+const WORST: Granular = Granular {
+    mode: PMode::NoFit,
+    borrow: usize::MAX,
+};
+const BEST: Granular = Granular {
+    mode: PMode::Fit,
+    borrow: 0,
+};
+
+/// `isPreferred`: is `a` better than `b`?
+fn is_preferred(a: Granular, b: Granular, ff: &FlavorFungibility) -> bool {
+    if a.mode == PMode::NoFit {
+        return false;
+    }
+    if b.mode == PMode::NoFit {
+        return true;
+    }
+    let (a_nc, b_nc) = (a.mode == PMode::NoCandidates, b.mode == PMode::NoCandidates);
+    if a_nc != b_nc {
+        return !a_nc;
+    }
+    let borrowing_over_preemption = || {
+        if a.mode != b.mode {
+            a.mode > b.mode
+        } else {
+            a.borrow < b.borrow
+        }
+    };
+    match ff.preference {
+        Some(FungibilityPreference::PreemptionOverBorrowing) => {
+            if a.borrow != b.borrow {
+                a.borrow < b.borrow
+            } else {
+                a.mode > b.mode
+            }
+        }
+        _ => borrowing_over_preemption(),
+    }
+}
+
+/// `shouldTryNextFlavor`.
+fn should_try_next(m: Granular, ff: &FlavorFungibility) -> bool {
+    if matches!(m.mode, PMode::NoFit | PMode::NoCandidates) {
+        return true;
+    }
+    if m.mode.is_preempt() && ff.when_can_preempt == FungibilityPolicy::TryNextFlavor {
+        return true;
+    }
+    m.borrow > 0 && ff.when_can_borrow == FungibilityPolicy::TryNextFlavor
+}
+
+/// Workload-level mode (`FlavorAssignmentMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    NoFit,
+    Preempt,
+    Fit,
+}
+
+/// The flavor chosen for one resource of one pod set.
+#[derive(Clone, Debug)]
+pub struct ResourceChoice {
+    pub flavor: String,
+    pub fr: FrId,
+    pub mode: PMode,
+    pub borrow: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct PodSetAssign {
+    pub name: String,
+    pub count: i32,
+    /// Per-pod requests (as the pod set declares them; `pods` = 1 when covered).
+    pub per_pod: BTreeMap<String, i128>,
+    /// Totals for `count` pods.
+    pub requests: BTreeMap<String, i128>,
+    pub flavors: BTreeMap<String, ResourceChoice>,
+}
+
+/// What was found for one (flavor, resource) that did not simply fit: the raw
+/// figures for explanations.
+#[derive(Clone, Debug)]
+pub struct QuotaNote {
+    pub pod_set: String,
+    pub count: i32,
+    pub per_pod: i128,
+    pub flavor: String,
+    pub resource: String,
+    /// Needed in this flavor (earlier pod sets of the workload included).
+    pub needed: i128,
+    pub available: i128,
+    pub nominal: i128,
+    pub usage: i128,
+    pub potential: i128,
+    pub mode: PMode,
+}
+
+/// Why the assignment failed, or what made it need preemption.
+#[derive(Clone, Debug)]
+pub enum Failure {
+    /// A non-zero request of a resource no resource group covers.
+    Uncovered { pod_set: String, resource: String },
+    /// No flavor of the group is eligible by taints / node labels.
+    NoMatchingFlavor { pod_set: String, reasons: Vec<String> },
+    /// Quota-based: see the notes.
+    Quota { pod_set: String },
+}
+
+#[derive(Clone, Debug)]
+pub struct Assignment {
+    pub pod_sets: Vec<PodSetAssign>,
+    pub mode: Mode,
+    pub borrowing: usize,
+    /// Total usage per (flavor, resource).
+    pub usage: Vec<(FrId, i128)>,
+    pub failure: Option<Failure>,
+    pub notes: Vec<QuotaNote>,
+    /// Preempt mode but the oracle found no candidates for some resource.
+    pub no_candidates: bool,
+}
+
+impl Assignment {
+    /// (flavor, resource) pairs whose mode needs preemption.
+    pub fn frs_need_preemption(&self) -> Vec<FrId> {
+        let mut v: Vec<FrId> = self
+            .pod_sets
+            .iter()
+            .flat_map(|p| p.flavors.values())
+            .filter(|c| c.mode < PMode::Fit)
+            .map(|c| c.fr)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// pod set → resource → flavor.
+    pub fn flavor_map(&self) -> BTreeMap<String, BTreeMap<String, String>> {
+        self.pod_sets
+            .iter()
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    p.flavors
+                        .iter()
+                        .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Taints and node-label eligibility (`checkFlavorForPodSets`); `Err` says why not.
+pub fn flavor_eligible(flavor: &ResourceFlavor, ps: &PodSet) -> Result<(), String> {
+    for t in &flavor.node_taints {
+        if t.effect != "NoSchedule" && t.effect != "NoExecute" {
+            continue;
+        }
+        let tolerated = ps
+            .tolerations
+            .iter()
+            .chain(flavor.tolerations.iter())
+            .any(|tol| tol.tolerates(t));
+        if !tolerated {
+            let v = t.value.as_deref().map(|v| format!("={v}")).unwrap_or_default();
+            return Err(format!(
+                "untolerated taint {}{}:{} in flavor {}",
+                t.key, v, t.effect, flavor.name
+            ));
+        }
+    }
+    let labels = &flavor.node_labels;
+    for (k, v) in &ps.node_selector {
+        if labels.contains_key(k) && labels.get(k) != Some(v) {
+            return Err(format!(
+                "flavor {} doesn't match node selector {k}={v}",
+                flavor.name
+            ));
+        }
+    }
+    if let Some(aff) = &ps.required_affinity {
+        let mut terms = Vec::new();
+        let mut any = false;
+        for term in &aff.terms {
+            let kept: Vec<_> = term.iter().filter(|r| labels.contains_key(&r.key)).collect();
+            if kept.is_empty() {
+                // a term without relevant keys matches every flavor
+                any = true;
+                break;
+            }
+            terms.push(kept);
+        }
+        if !any && !terms.is_empty() && !terms.iter().any(|t| t.iter().all(|r| r.matches(labels))) {
+            return Err(format!("flavor {} doesn't match node affinity", flavor.name));
+        }
+    }
+    Ok(())
+}
+
+/// Per-pod requests and totals of a pod set, scaled by reclaimable pods; `pods`
+/// counted when the ClusterQueue covers it.
+pub fn pod_set_requests(
+    ps: &PodSet,
+    reclaimable: i32,
+    covers_pods: bool,
+) -> (i32, BTreeMap<String, i128>, BTreeMap<String, i128>) {
+    let count = (ps.count - reclaimable.max(0)).max(0);
+    let mut per_pod: BTreeMap<String, i128> =
+        ps.requests.iter().map(|(r, q)| (r.clone(), q.milli())).collect();
+    if covers_pods {
+        per_pod.entry("pods".to_string()).or_insert(1000);
+    }
+    let totals = per_pod
+        .iter()
+        .map(|(r, q)| (r.clone(), q * i128::from(count)))
+        .collect();
+    (count, per_pod, totals)
+}
+
+/// Computes the flavor assignment of a workload in ClusterQueue `cq` against the
+/// current snapshot. `ctx` describes the preemptor for the oracle. If `pinned` is given,
+/// only those flavors are considered (recomputation after overlapping targets).
+pub fn assign(
+    st: &mut EngineState<'_>,
+    cq: CqIdx,
+    pod_sets: &[PodSet],
+    reclaimable: &BTreeMap<String, i32>,
+    ctx: &PreemptionCtx<'_>,
+) -> Assignment {
+    let spec = st.cqs[cq].spec;
+    let cluster = st.cluster;
+    let node = st.cqs[cq].node;
+    let covers_pods = st.cqs[cq].rg_of.contains_key("pods");
+    let mut out = Assignment {
+        pod_sets: Vec::new(),
+        mode: Mode::Fit,
+        borrowing: 0,
+        usage: Vec::new(),
+        failure: None,
+        notes: Vec::new(),
+        no_candidates: false,
+    };
+    let mut assigned: BTreeMap<FrId, i128> = BTreeMap::new();
+    let mut worst = Mode::Fit;
+    for ps in pod_sets {
+        let rec = *reclaimable.get(&ps.name).unwrap_or(&0);
+        let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods);
+        let mut chosen: BTreeMap<String, ResourceChoice> = BTreeMap::new();
+        for (res, &qty) in &requests {
+            let Some(&rg_idx) = st.cqs[cq].rg_of.get(res) else {
+                if qty == 0 {
+                    continue;
+                }
+                out.failure = Some(Failure::Uncovered {
+                    pod_set: ps.name.clone(),
+                    resource: res.clone(),
+                });
+                out.mode = Mode::NoFit;
+                return out;
+            };
+            if chosen.contains_key(res) {
+                continue;
+            }
+            let rg = &spec.resource_groups[rg_idx];
+            let group: Vec<(&String, i128)> = requests
+                .iter()
+                .filter(|(r, _)| rg.covered_resources.contains(r))
+                .map(|(r, q)| (r, *q))
+                .collect();
+            let mut best: Option<BTreeMap<String, ResourceChoice>> = None;
+            let mut best_mode = WORST;
+            let mut ineligible = Vec::new();
+            let mut flavor_notes: Vec<QuotaNote> = Vec::new();
+            for fq in &rg.flavors {
+                let Some(flavor) = cluster.resource_flavors.get(&fq.name) else {
+                    ineligible.push(format!("flavor {} not found", fq.name));
+                    continue;
+                };
+                if let Err(why) = flavor_eligible(flavor, ps) {
+                    ineligible.push(why);
+                    continue;
+                }
+                let mut rep = BEST;
+                let mut picks = BTreeMap::new();
+                for &(r, val) in &group {
+                    let fr = st.frs.get(&fq.name, r);
+                    let assumed = fr.map(|f| *assigned.get(&f).unwrap_or(&0)).unwrap_or(0);
+                    let need = assumed + val;
+                    let g = match fr {
+                        Some(fr) => fits_resource_quota(st, node, fr, need, ctx),
+                        None => WORST,
+                    };
+                    if g.mode != PMode::Fit {
+                        let (avail, nominal, usage, potential) = match fr {
+                            Some(fr) => (
+                                st.tree.cq_available(node, fr),
+                                st.tree.nodes[node].nominal[fr],
+                                st.tree.nodes[node].usage[fr],
+                                st.tree.potential_available(node, fr),
+                            ),
+                            None => (0, 0, 0, 0),
+                        };
+                        flavor_notes.push(QuotaNote {
+                            pod_set: ps.name.clone(),
+                            count,
+                            per_pod: *per_pod.get(r).unwrap_or(&0),
+                            flavor: fq.name.clone(),
+                            resource: r.clone(),
+                            needed: need,
+                            available: avail,
+                            nominal,
+                            usage,
+                            potential,
+                            mode: g.mode,
+                        });
+                    }
+                    if is_preferred(rep, g, &spec.flavor_fungibility) {
+                        rep = g;
+                    }
+                    if rep.mode == PMode::NoFit {
+                        break;
+                    }
+                    if let Some(fr) = fr {
+                        picks.insert(
+                            r.clone(),
+                            ResourceChoice {
+                                flavor: fq.name.clone(),
+                                fr,
+                                mode: g.mode,
+                                borrow: g.borrow,
+                            },
+                        );
+                    }
+                }
+                if !should_try_next(rep, &spec.flavor_fungibility) {
+                    best = Some(picks);
+                    best_mode = rep;
+                    break;
+                }
+                if is_preferred(rep, best_mode, &spec.flavor_fungibility) {
+                    best = Some(picks);
+                    best_mode = rep;
+                }
+            }
+            match best {
+                Some(picks) if best_mode.mode != PMode::NoFit => {
+                    // keep only the notes of the chosen flavor
+                    let chosen_flavor = picks.values().next().map(|c| c.flavor.clone());
+                    out.notes.extend(
+                        flavor_notes
+                            .into_iter()
+                            .filter(|n| Some(&n.flavor) == chosen_flavor.as_ref()),
+                    );
+                    if best_mode.mode == PMode::NoCandidates {
+                        out.no_candidates = true;
+                    }
+                    chosen.extend(picks);
+                }
+                _ => {
+                    out.mode = Mode::NoFit;
+                    out.failure = Some(if flavor_notes.is_empty() {
+                        Failure::NoMatchingFlavor {
+                            pod_set: ps.name.clone(),
+                            reasons: ineligible,
+                        }
+                    } else {
+                        Failure::Quota {
+                            pod_set: ps.name.clone(),
+                        }
+                    });
+                    out.notes.extend(flavor_notes);
+                    return out;
+                }
+            }
+        }
+        for (res, c) in &chosen {
+            *assigned.entry(c.fr).or_default() += requests[res];
+            let m = if c.mode == PMode::Fit { Mode::Fit } else { Mode::Preempt };
+            worst = worst.min(m);
+            out.borrowing = out.borrowing.max(c.borrow);
+        }
+        out.pod_sets.push(PodSetAssign {
+            name: ps.name.clone(),
+            count,
+            per_pod,
+            requests,
+            flavors: chosen,
+        });
+    }
+    out.mode = worst;
+    if worst == Mode::Preempt && out.failure.is_none() {
+        let ps = out
+            .pod_sets
+            .iter()
+            .find(|p| p.flavors.values().any(|c| c.mode != PMode::Fit))
+            .map(|p| p.name.clone())
+            .unwrap_or_default();
+        out.failure = Some(Failure::Quota { pod_set: ps });
+    }
+    out.usage = assigned.into_iter().collect();
+    out
+}
+
+/// `fitsResourceQuota` for `val` (earlier pod sets included) of one fr.
+fn fits_resource_quota(st: &mut EngineState<'_>, node: usize, fr: FrId, val: i128, ctx: &PreemptionCtx<'_>) -> Granular {
+    if val > st.tree.potential_available(node, fr) {
+        return WORST;
+    }
+    let (borrow, may_reclaim) = st.tree.height_of_lowest_subtree_that_fits(node, fr, val);
+    if val <= st.tree.cq_available(node, fr) {
+        return Granular {
+            mode: PMode::Fit,
+            borrow,
+        };
+    }
+    let nominal = st.tree.nodes[node].nominal[fr];
+    let while_borrowing = ctx.policy.borrow_within_cohort.policy
+        != crate::model::BorrowWithinCohortPolicy::Never;
+    if val <= nominal || may_reclaim || while_borrowing {
+        let (p, b) = oracle(st, ctx, fr, val);
+        let mode = match p {
+            Possibility::NoCandidates => PMode::NoCandidates,
+            Possibility::Preempt => PMode::Preempt,
+            Possibility::Reclaim => PMode::Reclaim,
+        };
+        return Granular { mode, borrow: b };
+    }
+    Granular {
+        mode: PMode::NoFit,
+        borrow,
+    }
+}
