@@ -4,6 +4,8 @@ mod args;
 mod doctor;
 mod plan;
 mod plan_table;
+mod sim;
+mod simulate;
 mod table;
 mod time;
 
@@ -17,6 +19,8 @@ pub fn main() -> i32 {
     let result = match &cli.command {
         Command::Plan(args) => plan::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Sim(args) => sim::run(args),
+        Command::Simulate(args) => simulate::run(args),
     };
     match result {
         Ok(code) => code,
