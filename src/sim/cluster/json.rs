@@ -120,6 +120,10 @@ pub(crate) fn short_hash(text: &str, len: usize) -> String {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
+    // Final avalanche, so that inputs differing only at the end (uids) differ everywhere.
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
     let s = format!("{h:016x}");
     s[..len.min(16)].to_string()
 }

@@ -177,6 +177,8 @@ impl SimCluster {
         let store = ObjectStore::with_options(StoreOptions {
             history_capacity: options.history_capacity,
         });
+        // Uids (and so Workload names) depend only on the order of creation.
+        store.set_uid_seed(0x5eed_9a9e_0000_0000 ^ options.start_ms as u64);
         let clock = SimClock::new(options.start_ms);
         let c = clock.clone();
         store.set_clock(move || c.timestamp());

@@ -316,6 +316,13 @@ impl ObjectStore {
         *lock(&self.inner.clock) = Arc::new(clock);
     }
 
+    /// Makes generated uids and `generateName` suffixes a function of `seed` and the
+    /// order of creation (the simulator uses this to be deterministic). Call before
+    /// creating objects.
+    pub fn set_uid_seed(&self, seed: u64) {
+        self.state().uid_seed = seed;
+    }
+
     fn now_string(&self) -> String {
         let clock = lock(&self.inner.clock).clone();
         clock().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
