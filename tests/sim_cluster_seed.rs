@@ -13,7 +13,12 @@ fn cond<'a>(o: &'a Value, t: &str) -> Option<(&'a str, &'a str)> {
         .as_array()?
         .iter()
         .find(|c| c["type"] == t)
-        .map(|c| (c["status"].as_str().unwrap_or(""), c["reason"].as_str().unwrap_or("")))
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or(""),
+                c["reason"].as_str().unwrap_or(""),
+            )
+        })
 }
 
 /// The Workload of a job, by the job's name.
@@ -85,18 +90,34 @@ fn seed_story() {
         events.extend(sub.try_next().unwrap());
         assert!(admitted(&store, ns, job), "{job} admitted at {i}m");
         for (ns2, later) in &order[i + 1..] {
-            assert!(store.list(&ResourceKey::PYTORCH_JOBS, Some(ns2)).items.iter().all(|j| j["metadata"]["name"] != *later));
+            assert!(
+                store
+                    .list(&ResourceKey::PYTORCH_JOBS, Some(ns2))
+                    .items
+                    .iter()
+                    .all(|j| j["metadata"]["name"] != *later)
+            );
         }
         let pods = pods_of(&store, ns, job);
         assert_eq!(pods.len(), 1);
         assert_eq!(pods[0]["status"]["phase"], "Running");
         assert_eq!(pods[0]["spec"]["nodeName"], format!("p4d-gpu-{}", i + 1));
-        let j = store.get(&ResourceKey::PYTORCH_JOBS, Some(ns), job).unwrap();
+        let j = store
+            .get(&ResourceKey::PYTORCH_JOBS, Some(ns), job)
+            .unwrap();
         assert_eq!(j["spec"]["runPolicy"]["suspend"], false);
     }
     let w = wl(&store, "nlp-team", "bert-pretrain");
-    assert!(w["metadata"]["name"].as_str().unwrap().starts_with("pytorchjob-bert-pretrain-"));
-    assert_eq!(w["metadata"]["name"].as_str().unwrap().len(), "pytorchjob-bert-pretrain-".len() + 5);
+    assert!(
+        w["metadata"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("pytorchjob-bert-pretrain-")
+    );
+    assert_eq!(
+        w["metadata"]["name"].as_str().unwrap().len(),
+        "pytorchjob-bert-pretrain-".len() + 5
+    );
     assert_eq!(w["spec"]["priority"], 1000);
     assert_eq!(w["spec"]["priorityClassRef"]["name"], "normal-batch");
     assert_eq!(w["spec"]["podSets"][0]["name"], "master");
@@ -109,13 +130,19 @@ fn seed_story() {
     for (ns, job) in [("nlp-team", "gpt-eval"), ("cv-team", "yolo-train")] {
         let w = wl(&store, ns, job);
         assert_eq!(cond(&w, "Evicted"), Some(("True", "Preempted")), "{job}");
-        assert_eq!(cond(&w, "Preempted"), Some(("True", "InClusterQueue")), "{job}");
+        assert_eq!(
+            cond(&w, "Preempted"),
+            Some(("True", "InClusterQueue")),
+            "{job}"
+        );
         assert_eq!(cond(&w, "Requeued"), Some(("True", "Preempted")), "{job}");
         assert_eq!(cond(&w, "QuotaReserved").unwrap().0, "False", "{job}");
         assert_eq!(cond(&w, "Admitted").unwrap().0, "False", "{job}");
         assert!(w["status"]["admission"].is_null(), "{job}");
         assert!(pods_of(&store, ns, job).is_empty(), "{job} pods gone");
-        let j = store.get(&ResourceKey::PYTORCH_JOBS, Some(ns), job).unwrap();
+        let j = store
+            .get(&ResourceKey::PYTORCH_JOBS, Some(ns), job)
+            .unwrap();
         assert_eq!(j["spec"]["runPolicy"]["suspend"], true);
     }
     for (ns, job) in [("nlp-team", "bert-pretrain"), ("cv-team", "resnet-sweep")] {
@@ -125,38 +152,87 @@ fn seed_story() {
     assert!(admitted(&store, "nlp-team", boss));
     let bw = wl(&store, "nlp-team", boss);
     assert_eq!(bw["spec"]["priority"], 1_000_000);
-    assert_eq!(bw["status"]["admission"]["podSetAssignments"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        bw["status"]["admission"]["podSetAssignments"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     let mut boss_pods: Vec<String> = pods_of(&store, "nlp-team", boss)
         .iter()
-        .map(|p| format!("{}@{}", p["metadata"]["name"].as_str().unwrap(), p["spec"]["nodeName"].as_str().unwrap()))
+        .map(|p| {
+            format!(
+                "{}@{}",
+                p["metadata"]["name"].as_str().unwrap(),
+                p["spec"]["nodeName"].as_str().unwrap()
+            )
+        })
         .collect();
     boss_pods.sort();
-    assert_eq!(boss_pods, [
-        "boss-urgent-llama-finetune-master-0@p4d-gpu-3",
-        "boss-urgent-llama-finetune-worker-0@p4d-gpu-4",
-    ]);
+    assert_eq!(
+        boss_pods,
+        [
+            "boss-urgent-llama-finetune-master-0@p4d-gpu-3",
+            "boss-urgent-llama-finetune-worker-0@p4d-gpu-4",
+        ]
+    );
     for p in pods_of(&store, "nlp-team", boss) {
         let tol = p["spec"]["tolerations"].as_array().unwrap();
-        assert!(tol.iter().any(|t| t["key"] == "nvidia.com/gpu"), "flavor toleration injected");
-        assert_eq!(p["spec"]["nodeSelector"]["node.kubernetes.io/instance-type"], "p4d.24xlarge");
+        assert!(
+            tol.iter().any(|t| t["key"] == "nvidia.com/gpu"),
+            "flavor toleration injected"
+        );
+        assert_eq!(
+            p["spec"]["nodeSelector"]["node.kubernetes.io/instance-type"],
+            "p4d.24xlarge"
+        );
     }
     assert_eq!(cq_reserved(&store), "32");
-    let cq = store.get(&ResourceKey::CLUSTER_QUEUES, None, "hyperpod-global-queue").unwrap();
+    let cq = store
+        .get(&ResourceKey::CLUSTER_QUEUES, None, "hyperpod-global-queue")
+        .unwrap();
     assert_eq!(cq["status"]["pendingWorkloads"], 2);
     assert_eq!(cq["status"]["admittedWorkloads"], 3);
     assert_placement(&store);
 
     // The order of the writes: evicted → pods deleted → admission cleared → boss admitted.
     let rv_of = |pred: &dyn Fn(&gangplank::sim::StoreEvent) -> bool| {
-        events.iter().find(|e| pred(e)).map(|e| e.resource_version).unwrap_or_else(|| panic!("event missing"))
+        events
+            .iter()
+            .find(|e| pred(e))
+            .map(|e| e.resource_version)
+            .unwrap_or_else(|| panic!("event missing"))
     };
-    let victim = wl(&store, "nlp-team", "gpt-eval")["metadata"]["name"].as_str().unwrap().to_string();
-    let evicted = rv_of(&|e| e.resource == ResourceKey::WORKLOADS && e.object["metadata"]["name"] == victim.as_str() && cond(&e.object, "Evicted") == Some(("True", "Preempted")));
-    let pod_gone = rv_of(&|e| e.resource == ResourceKey::PODS && e.event_type == EventType::Deleted && e.object["metadata"]["name"] == "gpt-eval-master-0");
-    let released = rv_of(&|e| e.resource == ResourceKey::WORKLOADS && e.object["metadata"]["name"] == victim.as_str() && e.object["status"]["admission"].is_null() && cond(&e.object, "Requeued").is_some());
-    let boss_admitted = rv_of(&|e| e.resource == ResourceKey::WORKLOADS && e.object["metadata"]["ownerReferences"][0]["name"] == boss && cond(&e.object, "Admitted") == Some(("True", "Admitted")));
-    assert!(evicted < pod_gone && pod_gone < released && released < boss_admitted,
-        "{evicted} < {pod_gone} < {released} < {boss_admitted}");
+    let victim = wl(&store, "nlp-team", "gpt-eval")["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let evicted = rv_of(&|e| {
+        e.resource == ResourceKey::WORKLOADS
+            && e.object["metadata"]["name"] == victim.as_str()
+            && cond(&e.object, "Evicted") == Some(("True", "Preempted"))
+    });
+    let pod_gone = rv_of(&|e| {
+        e.resource == ResourceKey::PODS
+            && e.event_type == EventType::Deleted
+            && e.object["metadata"]["name"] == "gpt-eval-master-0"
+    });
+    let released = rv_of(&|e| {
+        e.resource == ResourceKey::WORKLOADS
+            && e.object["metadata"]["name"] == victim.as_str()
+            && e.object["status"]["admission"].is_null()
+            && cond(&e.object, "Requeued").is_some()
+    });
+    let boss_admitted = rv_of(&|e| {
+        e.resource == ResourceKey::WORKLOADS
+            && e.object["metadata"]["ownerReferences"][0]["name"] == boss
+            && cond(&e.object, "Admitted") == Some(("True", "Admitted"))
+    });
+    assert!(
+        evicted < pod_gone && pod_gone < released && released < boss_admitted,
+        "{evicted} < {pod_gone} < {released} < {boss_admitted}"
+    );
 
     // Nothing changes until the boss finishes at 1h10m.
     assert_eq!(c.next_event_time(), Some(start + 70 * MIN));
@@ -165,9 +241,15 @@ fn seed_story() {
     c.advance_to(start + 70 * MIN);
     let bw = wl(&store, "nlp-team", boss);
     assert_eq!(cond(&bw, "Finished"), Some(("True", "Succeeded")));
-    let bj = store.get(&ResourceKey::PYTORCH_JOBS, Some("nlp-team"), boss).unwrap();
+    let bj = store
+        .get(&ResourceKey::PYTORCH_JOBS, Some("nlp-team"), boss)
+        .unwrap();
     assert_eq!(cond(&bj, "Succeeded").unwrap().0, "True");
-    assert!(pods_of(&store, "nlp-team", boss).iter().all(|p| p["status"]["phase"] == "Succeeded"));
+    assert!(
+        pods_of(&store, "nlp-team", boss)
+            .iter()
+            .all(|p| p["status"]["phase"] == "Succeeded")
+    );
     for (ns, job) in [("nlp-team", "gpt-eval"), ("cv-team", "yolo-train")] {
         assert!(admitted(&store, ns, job), "{job} admitted again");
         let w = wl(&store, ns, job);

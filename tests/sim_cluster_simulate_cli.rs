@@ -7,7 +7,11 @@ fn gangplank(args: &[&str]) -> String {
         .args(args)
         .output()
         .expect("run gangplank");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -21,7 +25,13 @@ fn simulate_seed_table() {
             .to_string()
     };
     line(&["+00:00:00", "admitted", "bert-pretrain"]);
-    line(&["+00:10:00", "preempted", "gpt-eval", "by nlp-team/pytorchjob-boss-urgent-llama-finetune-", "InClusterQueue"]);
+    line(&[
+        "+00:10:00",
+        "preempted",
+        "gpt-eval",
+        "by nlp-team/pytorchjob-boss-urgent-llama-finetune-",
+        "InClusterQueue",
+    ]);
     line(&["+00:10:00", "preempted", "yolo-train", "InClusterQueue"]);
     line(&["+00:10:00", "evicted", "yolo-train", "Preempted"]);
     line(&["+00:10:00", "requeued", "gpt-eval"]);
@@ -46,7 +56,12 @@ fn simulate_seed_json() {
         assert_eq!(e["seconds"], 600);
         assert_eq!(e["reason"], "InClusterQueue");
         assert_eq!(e["clusterQueue"], "hyperpod-global-queue");
-        assert!(e["by"].as_str().unwrap().starts_with("nlp-team/pytorchjob-boss-urgent-llama-finetune-"));
+        assert!(
+            e["by"]
+                .as_str()
+                .unwrap()
+                .starts_with("nlp-team/pytorchjob-boss-urgent-llama-finetune-")
+        );
     }
     for kind in ["created", "admitted", "evicted", "requeued", "finished"] {
         assert!(tl.iter().any(|e| e["event"] == kind), "{kind}");
@@ -59,7 +74,12 @@ fn simulate_seed_json() {
     assert!((lost - 2.0).abs() < 1e-9, "{lost}");
     let util = cq["gpuUtilisation"].as_f64().unwrap();
     assert!(util > 0.5 && util < 0.7, "{util}");
-    let classes: Vec<&str> = v["summary"]["priorityClasses"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let classes: Vec<&str> = v["summary"]["priorityClasses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
     assert_eq!(classes, ["boss-urgent", "normal-batch"]);
 }
 
@@ -74,5 +94,8 @@ fn simulate_bad_scenario_names_the_place() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.yaml: document 2 (Job/j)") && err.contains("sim.gangplank.io/duration"), "{err}");
+    assert!(
+        err.contains("bad.yaml: document 2 (Job/j)") && err.contains("sim.gangplank.io/duration"),
+        "{err}"
+    );
 }

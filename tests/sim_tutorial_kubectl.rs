@@ -67,7 +67,8 @@ impl Kubectl {
     }
 
     fn workloads(&self) -> Vec<Value> {
-        let v: Value = serde_json::from_str(&self.run(&["get", "workloads", "-A", "-o", "json"])).unwrap();
+        let v: Value =
+            serde_json::from_str(&self.run(&["get", "workloads", "-A", "-o", "json"])).unwrap();
         v["items"].as_array().cloned().unwrap_or_default()
     }
 
@@ -79,7 +80,10 @@ impl Kubectl {
             if pred(&wls) {
                 return wls;
             }
-            assert!(Instant::now() < end, "timed out waiting for: {what}\n{wls:#?}");
+            assert!(
+                Instant::now() < end,
+                "timed out waiting for: {what}\n{wls:#?}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -90,7 +94,12 @@ fn cond<'a>(o: &'a Value, t: &str) -> Option<(&'a str, &'a str)> {
         .as_array()?
         .iter()
         .find(|c| c["type"] == t)
-        .map(|c| (c["status"].as_str().unwrap_or(""), c["reason"].as_str().unwrap_or("")))
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or(""),
+                c["reason"].as_str().unwrap_or(""),
+            )
+        })
 }
 
 fn of_job<'a>(wls: &'a [Value], job: &str) -> Option<&'a Value> {
@@ -167,7 +176,10 @@ fn tutorial_replay_with_kubectl() {
         k.wait_for(&format!("{name} admitted"), |w| is_admitted(w, &name));
         jobs.push(name);
     }
-    assert_eq!(jobs, ["bert-pretrain", "resnet-sweep", "gpt-eval", "yolo-train"]);
+    assert_eq!(
+        jobs,
+        ["bert-pretrain", "resnet-sweep", "gpt-eval", "yolo-train"]
+    );
 
     k.apply(&repo("docs/tutorial/boss-job.yaml"));
     let boss = "boss-urgent-llama-finetune";
@@ -175,15 +187,25 @@ fn tutorial_replay_with_kubectl() {
     for victim in ["gpt-eval", "yolo-train"] {
         let w = of_job(&wls, victim).unwrap();
         assert_eq!(cond(w, "Evicted"), Some(("True", "Preempted")), "{victim}");
-        assert_eq!(cond(w, "Preempted"), Some(("True", "InClusterQueue")), "{victim}");
+        assert_eq!(
+            cond(w, "Preempted"),
+            Some(("True", "InClusterQueue")),
+            "{victim}"
+        );
         assert_eq!(cond(w, "Requeued"), Some(("True", "Preempted")), "{victim}");
-        assert!(w["status"]["admission"].is_null(), "{victim} released its quota");
+        assert!(
+            w["status"]["admission"].is_null(),
+            "{victim} released its quota"
+        );
     }
     for kept in ["bert-pretrain", "resnet-sweep"] {
         assert!(is_admitted(&wls, kept), "{kept} keeps running");
     }
     let pods = k.run(&["get", "pods", "-n", "nlp-team", "-o", "wide"]);
-    assert!(pods.contains("boss-urgent-llama-finetune-master-0"), "{pods}");
+    assert!(
+        pods.contains("boss-urgent-llama-finetune-master-0"),
+        "{pods}"
+    );
 
     k.wait_for("the boss finished and both victims admitted again", |w| {
         of_job(w, boss).is_some_and(|b| cond(b, "Finished").is_some_and(|c| c.0 == "True"))

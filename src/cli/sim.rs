@@ -21,8 +21,9 @@ fn faults(args: &SimServeArgs) -> Result<FaultConfig> {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("--faults {}: cannot read", path.display()))?;
-            serde_json::from_str(&text)
-                .with_context(|| format!("--faults {}: not a fault configuration", path.display()))?
+            serde_json::from_str(&text).with_context(|| {
+                format!("--faults {}: not a fault configuration", path.display())
+            })?
         }
         None => FaultConfig::default(),
     };
@@ -60,7 +61,11 @@ fn serve(args: &SimServeArgs) -> Result<i32> {
         let path = absolute(path);
         sim.write_kubeconfig(&path)
             .with_context(|| format!("cannot write the kubeconfig to {}", path.display()))?;
-        println!("gangplank simulator serving {} ({})", sim.url(), scenario.name);
+        println!(
+            "gangplank simulator serving {} ({})",
+            sim.url(),
+            scenario.name
+        );
         println!("speed: {} simulated second(s) per second", args.speed);
         println!("kubeconfig: {}", path.display());
         println!("export KUBECONFIG={}", path.display());

@@ -36,7 +36,15 @@ fn opt_secs(v: Option<f64>) -> String {
 
 fn summary_table(first: &str, groups: &[GroupSummary]) -> String {
     let mut t = Table::new(&[
-        first, "JOBS", "ADMITTED", "DONE", "GPU-UTIL", "WAIT-P50", "WAIT-P95", "PREEMPTED", "GPU-H-LOST",
+        first,
+        "JOBS",
+        "ADMITTED",
+        "DONE",
+        "GPU-UTIL",
+        "WAIT-P50",
+        "WAIT-P95",
+        "PREEMPTED",
+        "GPU-H-LOST",
     ]);
     for g in groups {
         t.row(vec![

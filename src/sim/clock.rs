@@ -83,7 +83,11 @@ pub fn parse_duration(text: &str) -> Result<i64, String> {
     if s == "0" {
         return Ok(0);
     }
-    let bad = || format!("invalid duration {text:?} (expected e.g. \"30s\", \"90m\", \"2h\", \"1h30m\", \"1d\")");
+    let bad = || {
+        format!(
+            "invalid duration {text:?} (expected e.g. \"30s\", \"90m\", \"2h\", \"1h30m\", \"1d\")"
+        )
+    };
     let mut total = 0f64;
     let mut rest = s;
     while !rest.is_empty() {

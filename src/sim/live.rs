@@ -154,12 +154,17 @@ async fn drive(mut cluster: SimCluster, speed: f64, cancel: CancellationToken) -
     };
     loop {
         cluster.advance_to(sim_at(tokio::time::Instant::now()));
-        // Our own writes are not a reason to wake up again.
+        // Our own writes are not a reason to wake up again; a write that landed after
+        // the controllers settled is.
         if wake.try_next().is_err() {
             wake = cluster
                 .store()
                 .subscribe(None, None)
                 .expect("a fresh subscription cannot be expired");
+        }
+        if cluster.has_unprocessed_changes() {
+            tokio::task::yield_now().await;
+            continue;
         }
         let sleep = cluster
             .next_event_time()

@@ -16,10 +16,10 @@ pub mod api;
 pub mod clock;
 pub mod cluster;
 pub mod convert;
+pub mod live;
 pub mod patch;
 pub mod resources;
 pub mod scenario;
-pub mod live;
 pub mod simulate;
 pub mod store;
 

@@ -19,8 +19,8 @@ use serde_json::Value;
 use super::clock::parse_duration;
 use super::convert;
 use super::resources::{self, ResourceDef, ResourceKey};
-use crate::model::parse::{Loader, ParseError};
 use crate::model::Origin;
+use crate::model::parse::{Loader, ParseError};
 
 /// Annotation: when (after the start) a scenario object appears.
 pub const AT_ANNOTATION: &str = "sim.gangplank.io/at";
@@ -291,7 +291,10 @@ fn collect_files(path: &Path, out: &mut Vec<PathBuf>, depth: usize) -> Result<()
         return Ok(());
     }
     if depth > 32 {
-        return Err(ParseError::source_error(&source, "directories nested too deeply"));
+        return Err(ParseError::source_error(
+            &source,
+            "directories nested too deeply",
+        ));
     }
     let mut entries = std::fs::read_dir(path)
         .map_err(|e| ParseError::source_error(&source, format!("cannot list: {e}")))?
@@ -345,11 +348,16 @@ mod tests {
         let e = Scenario::from_str("s.yaml", text).unwrap_err().to_string();
         assert!(e.contains("s.yaml: document 2 (Job/j)"), "{e}");
         assert!(e.contains("sim.gangplank.io/at"), "{e}");
-        let e = Scenario::from_str("s.yaml", "apiVersion: v9\nkind: Gizmo\nmetadata: {name: g}\n")
+        let e = Scenario::from_str(
+            "s.yaml",
+            "apiVersion: v9\nkind: Gizmo\nmetadata: {name: g}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("Gizmo"), "{e}");
+        let e = Scenario::from_str("s.yaml", "a: [")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("Gizmo"), "{e}");
-        let e = Scenario::from_str("s.yaml", "a: [").unwrap_err().to_string();
         assert!(e.contains("invalid YAML"), "{e}");
     }
 }

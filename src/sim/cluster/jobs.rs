@@ -97,7 +97,10 @@ pub(crate) fn raw_pod_sets(kind: &JobKind, job: &Value) -> Vec<Value> {
         None => {
             let spec = job.get("spec");
             let parallelism = count_of(spec.and_then(|s| s.get("parallelism")), 1);
-            let count = match spec.and_then(|s| s.get("completions")).and_then(Value::as_i64) {
+            let count = match spec
+                .and_then(|s| s.get("completions"))
+                .and_then(Value::as_i64)
+            {
                 Some(c) if c < parallelism => c,
                 _ => parallelism,
             };
@@ -212,10 +215,7 @@ impl SimCluster {
             self.warn(format!("{} {}/{}: {err}", kind.kind, j.ns, j.name));
             return;
         }
-        let class_ref = p
-            .class
-            .as_ref()
-            .map(|c| priority_ref_json(c.kind, &c.name));
+        let class_ref = p.class.as_ref().map(|c| priority_ref_json(c.kind, &c.name));
         match wl {
             None => self.create_workload(kind, j, &job, p.value, class_ref),
             Some(w) => {
@@ -224,14 +224,20 @@ impl SimCluster {
                     && w.pointer("/spec/priorityClassRef") == class_ref.as_ref();
                 if !same {
                     let name = json::name(&w).to_string();
-                    self.write(&ResourceKey::WORKLOADS, &j.ns, &name, UpdateScope::Main, |o| {
-                        let spec = map_at(o, &["spec"]);
-                        spec.insert("priority".into(), json!(p.value));
-                        match class_ref {
-                            Some(r) => spec.insert("priorityClassRef".into(), r),
-                            None => spec.remove("priorityClassRef"),
-                        };
-                    });
+                    self.write(
+                        &ResourceKey::WORKLOADS,
+                        &j.ns,
+                        &name,
+                        UpdateScope::Main,
+                        |o| {
+                            let spec = map_at(o, &["spec"]);
+                            spec.insert("priority".into(), json!(p.value));
+                            match class_ref {
+                                Some(r) => spec.insert("priorityClassRef".into(), r),
+                                None => spec.remove("priorityClassRef"),
+                            };
+                        },
+                    );
                 }
             }
         }
@@ -252,7 +258,9 @@ impl SimCluster {
             j.name,
             short_hash(&uid, 5)
         );
-        let queue = json::label(job, QUEUE_NAME_LABEL).unwrap_or_default().to_string();
+        let queue = json::label(job, QUEUE_NAME_LABEL)
+            .unwrap_or_default()
+            .to_string();
         let mut spec = json!({
             "queueName": queue,
             "podSets": raw_pod_sets(kind, job),
@@ -282,7 +290,8 @@ impl SimCluster {
         });
         if self.create(&ResourceKey::WORKLOADS, obj).is_some() {
             self.wl_of_job.insert(j.clone(), name.clone());
-            self.job_of_wl.insert((j.ns.clone(), name.clone()), j.clone());
+            self.job_of_wl
+                .insert((j.ns.clone(), name.clone()), j.clone());
             let cq = self
                 .mirror
                 .state
@@ -296,8 +305,7 @@ impl SimCluster {
                 .unwrap_or("(none)")
                 .to_string();
             let (now, elapsed) = (self.now_ms(), self.clock.elapsed_ms());
-            self.stats
-                .on_created(&j.ns, &name, now, cq, class, elapsed);
+            self.stats.on_created(&j.ns, &name, now, cq, class, elapsed);
         }
     }
 
@@ -345,21 +353,35 @@ impl SimCluster {
             self.wl_of_job.insert(j.clone(), key.1.clone());
             self.job_of_wl.insert(key.clone(), j.clone());
         }
-        let reserved =
-            wl.pointer("/status/admission").is_some_and(|a| !a.is_null())
-                && condition_true(&wl, "QuotaReserved");
+        let reserved = wl
+            .pointer("/status/admission")
+            .is_some_and(|a| !a.is_null())
+            && condition_true(&wl, "QuotaReserved");
         let evicted = condition_true(&wl, "Evicted");
         let active = wl
             .pointer("/spec/active")
             .and_then(Value::as_bool)
             .unwrap_or(true);
         let now = self.clock.rfc3339();
-        let requeued = json::condition(&wl, "Requeued")
-            .map(|(s, r, _)| (s.to_string(), r.to_string()));
+        let requeued =
+            json::condition(&wl, "Requeued").map(|(s, r, _)| (s.to_string(), r.to_string()));
         if reserved && !active && !evicted {
-            self.write(&ResourceKey::WORKLOADS, &key.0, &key.1, UpdateScope::Status, |o| {
-                set_condition(o, "Evicted", true, "Deactivated", "The workload is deactivated", &now);
-            });
+            self.write(
+                &ResourceKey::WORKLOADS,
+                &key.0,
+                &key.1,
+                UpdateScope::Status,
+                |o| {
+                    set_condition(
+                        o,
+                        "Evicted",
+                        true,
+                        "Deactivated",
+                        "The workload is deactivated",
+                        &now,
+                    );
+                },
+            );
             return;
         }
         if reserved && evicted {
@@ -379,15 +401,41 @@ impl SimCluster {
             .as_ref()
             .is_some_and(|(s, r)| s == "False" && r == "Deactivated");
         if !reserved && !active && !deactivated {
-            self.write(&ResourceKey::WORKLOADS, &key.0, &key.1, UpdateScope::Status, |o| {
-                set_condition(o, "Requeued", false, "Deactivated", "The workload is deactivated", &now);
-            });
+            self.write(
+                &ResourceKey::WORKLOADS,
+                &key.0,
+                &key.1,
+                UpdateScope::Status,
+                |o| {
+                    set_condition(
+                        o,
+                        "Requeued",
+                        false,
+                        "Deactivated",
+                        "The workload is deactivated",
+                        &now,
+                    );
+                },
+            );
             return;
         }
         if !reserved && active && deactivated {
-            self.write(&ResourceKey::WORKLOADS, &key.0, &key.1, UpdateScope::Status, |o| {
-                set_condition(o, "Requeued", true, "Reactivated", "The workload was reactivated", &now);
-            });
+            self.write(
+                &ResourceKey::WORKLOADS,
+                &key.0,
+                &key.1,
+                UpdateScope::Status,
+                |o| {
+                    set_condition(
+                        o,
+                        "Requeued",
+                        true,
+                        "Reactivated",
+                        "The workload was reactivated",
+                        &now,
+                    );
+                },
+            );
             self.stats.event(
                 self.clock.elapsed_ms(),
                 "requeued",
@@ -464,7 +512,9 @@ impl SimCluster {
 
     /// Stops a running job (eviction): suspend it and delete its pods.
     pub(super) fn stop_run(&mut self, j: &ObjRef, lost: bool) {
-        let Some(run) = self.runs.remove(j) else { return };
+        let Some(run) = self.runs.remove(j) else {
+            return;
+        };
         let now = self.now_ms();
         self.stats.on_run_end(&run, now, lost);
         let Some(kind) = job_kind(&j.res) else { return };
@@ -488,7 +538,9 @@ impl SimCluster {
         if self.runs.get(j).is_none_or(|r| r.id != run_id) {
             return; // evicted or deleted since
         }
-        let Some(run) = self.runs.remove(j) else { return };
+        let Some(run) = self.runs.remove(j) else {
+            return;
+        };
         let Some(kind) = job_kind(&j.res) else { return };
         let now_ms = self.now_ms();
         self.stats.on_run_end(&run, now_ms, false);
@@ -524,17 +576,44 @@ impl SimCluster {
             } else {
                 st.insert("active".into(), json!(0));
                 st.insert("succeeded".into(), json!(n));
-                set_condition(o, "SuccessCriteriaMet", true, "CompletionsReached", "Reached expected number of succeeded pods", &now);
-                set_condition(o, "Complete", true, "CompletionsReached", "Reached expected number of succeeded pods", &now);
+                set_condition(
+                    o,
+                    "SuccessCriteriaMet",
+                    true,
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                    &now,
+                );
+                set_condition(
+                    o,
+                    "Complete",
+                    true,
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                    &now,
+                );
             }
         });
         let (ns, name) = run.workload.clone();
         let cq = self
             .get(&ResourceKey::WORKLOADS, &ns, &name)
             .and_then(|w| json::str_at(&w, "/status/admission/clusterQueue").map(str::to_string));
-        self.write(&ResourceKey::WORKLOADS, &ns, &name, UpdateScope::Status, |o| {
-            set_condition(o, "Finished", true, "Succeeded", "Job finished successfully", &now);
-        });
+        self.write(
+            &ResourceKey::WORKLOADS,
+            &ns,
+            &name,
+            UpdateScope::Status,
+            |o| {
+                set_condition(
+                    o,
+                    "Finished",
+                    true,
+                    "Succeeded",
+                    "Job finished successfully",
+                    &now,
+                );
+            },
+        );
         self.stats.event(
             self.clock.elapsed_ms(),
             "finished",

@@ -12,8 +12,8 @@ use crate::sim::resources::ResourceKey;
 use crate::sim::store::{EventType, StoreEvent, UpdateScope};
 
 use super::SimCluster;
-use super::json::{self, condition, condition_true, map_at, set_condition};
 use super::jobs::owner_job;
+use super::json::{self, condition, condition_true, map_at, set_condition};
 
 fn split_key(key: &str) -> (String, String) {
     match key.split_once('/') {
@@ -89,9 +89,14 @@ struct Counts {
 impl SimCluster {
     pub(super) fn on_workload_event(&mut self, e: &StoreEvent, quiet: bool) {
         let obj: &Value = &e.object;
-        let key = (json::namespace(obj).to_string(), json::name(obj).to_string());
+        let key = (
+            json::namespace(obj).to_string(),
+            json::name(obj).to_string(),
+        );
         if e.event_type == EventType::Deleted {
-            let held = obj.pointer("/status/admission").is_some_and(|a| !a.is_null())
+            let held = obj
+                .pointer("/status/admission")
+                .is_some_and(|a| !a.is_null())
                 && condition_true(obj, "QuotaReserved")
                 && !condition_true(obj, "Finished");
             if held && let Some(cq) = json::str_at(obj, "/status/admission/clusterQueue") {
@@ -143,10 +148,16 @@ impl SimCluster {
         for p in &out.preempted {
             let (ns, name) = split_key(&p.workload);
             let (reason, msg) = (p.reason.as_str(), p.message.clone());
-            self.write(&ResourceKey::WORKLOADS, &ns, &name, UpdateScope::Status, |o| {
-                set_condition(o, "Evicted", true, "Preempted", &msg, &now);
-                set_condition(o, "Preempted", true, reason, &msg, &now);
-            });
+            self.write(
+                &ResourceKey::WORKLOADS,
+                &ns,
+                &name,
+                UpdateScope::Status,
+                |o| {
+                    set_condition(o, "Evicted", true, "Preempted", &msg, &now);
+                    set_condition(o, "Preempted", true, reason, &msg, &now);
+                },
+            );
             self.stats.event(
                 elapsed,
                 "preempted",
@@ -161,17 +172,30 @@ impl SimCluster {
             let (ns, name) = split_key(&a.workload);
             let adm = admission_json(&a.admission);
             let msg = a.message.clone();
-            self.write(&ResourceKey::WORKLOADS, &ns, &name, UpdateScope::Status, |o| {
-                map_at(o, &["status"]).insert("admission".into(), adm);
-                set_condition(o, "QuotaReserved", true, "QuotaReserved", &msg, &now);
-                set_condition(o, "Admitted", true, "Admitted", "The workload is admitted", &now);
-                for t in ["Evicted", "Preempted"] {
-                    if let Some((_, _, m)) = condition(o, t).filter(|(s, _, _)| *s == "True") {
-                        let prev = format!("Previously: {m}");
-                        set_condition(o, t, false, "QuotaReserved", &prev, &now);
+            self.write(
+                &ResourceKey::WORKLOADS,
+                &ns,
+                &name,
+                UpdateScope::Status,
+                |o| {
+                    map_at(o, &["status"]).insert("admission".into(), adm);
+                    set_condition(o, "QuotaReserved", true, "QuotaReserved", &msg, &now);
+                    set_condition(
+                        o,
+                        "Admitted",
+                        true,
+                        "Admitted",
+                        "The workload is admitted",
+                        &now,
+                    );
+                    for t in ["Evicted", "Preempted"] {
+                        if let Some((_, _, m)) = condition(o, t).filter(|(s, _, _)| *s == "True") {
+                            let prev = format!("Previously: {m}");
+                            set_condition(o, t, false, "QuotaReserved", &prev, &now);
+                        }
                     }
-                }
-            });
+                },
+            );
             self.stats.event(
                 elapsed,
                 "admitted",
@@ -193,9 +217,15 @@ impl SimCluster {
                 continue;
             }
             let (reason, msg) = (p.condition_reason.clone(), p.message.clone());
-            let written = self.write(&ResourceKey::WORKLOADS, &ns, &name, UpdateScope::Status, |o| {
-                set_condition(o, "QuotaReserved", false, &reason, &msg, &now);
-            });
+            let written = self.write(
+                &ResourceKey::WORKLOADS,
+                &ns,
+                &name,
+                UpdateScope::Status,
+                |o| {
+                    set_condition(o, "QuotaReserved", false, &reason, &msg, &now);
+                },
+            );
             // A pending reason is information, not a reason for another cycle.
             if let Some(rv) = written
                 .as_ref()
@@ -218,19 +248,38 @@ impl SimCluster {
             .unwrap_or_else(|| ("Preempted".into(), String::new()));
         let now = self.clock.rfc3339();
         let requeue = reason != "Deactivated";
-        self.write(&ResourceKey::WORKLOADS, &ns, &name, UpdateScope::Status, |o| {
-            map_at(o, &["status"]).remove("admission");
-            set_condition(o, "QuotaReserved", false, "Pending", &msg, &now);
-            set_condition(o, "Admitted", false, "NoReservation", "The workload has no reservation", &now);
-            set_condition(o, "Requeued", requeue, &reason, &msg, &now);
-        });
+        self.write(
+            &ResourceKey::WORKLOADS,
+            &ns,
+            &name,
+            UpdateScope::Status,
+            |o| {
+                map_at(o, &["status"]).remove("admission");
+                set_condition(o, "QuotaReserved", false, "Pending", &msg, &now);
+                set_condition(
+                    o,
+                    "Admitted",
+                    false,
+                    "NoReservation",
+                    "The workload has no reservation",
+                    &now,
+                );
+                set_condition(o, "Requeued", requeue, &reason, &msg, &now);
+            },
+        );
         let key = format!("{ns}/{name}");
         let elapsed = self.clock.elapsed_ms();
         self.stats
             .event(elapsed, "evicted", &key, cq.as_deref(), None, Some(&reason));
         if requeue {
-            self.stats
-                .event(elapsed, "requeued", &key, cq.as_deref(), None, Some(&reason));
+            self.stats.event(
+                elapsed,
+                "requeued",
+                &key,
+                cq.as_deref(),
+                None,
+                Some(&reason),
+            );
         }
         if let Some(cq) = cq {
             self.notify_cqs.insert(cq);
@@ -303,9 +352,19 @@ impl SimCluster {
                 .find(|f| !st.resource_flavors.contains_key(&f.name))
                 .map(|f| f.name.clone());
             let (active, reason, msg) = match (&missing_flavor, cq.stop_policy) {
-                (Some(f), _) => (false, "FlavorNotFound".to_string(), format!("Can't admit new workloads: references missing ResourceFlavor(s): {f}")),
-                (None, crate::model::StopPolicy::None) => (true, "Ready".into(), "Can admit new workloads".into()),
-                (None, _) => (false, "Stopped".into(), "Can't admit new workloads: is stopped".into()),
+                (Some(f), _) => (
+                    false,
+                    "FlavorNotFound".to_string(),
+                    format!("Can't admit new workloads: references missing ResourceFlavor(s): {f}"),
+                ),
+                (None, crate::model::StopPolicy::None) => {
+                    (true, "Ready".into(), "Can admit new workloads".into())
+                }
+                (None, _) => (
+                    false,
+                    "Stopped".into(),
+                    "Can't admit new workloads: is stopped".into(),
+                ),
             };
             let status = json!({
                 "flavorsReservation": render(&c.reservation),
@@ -342,23 +401,42 @@ impl SimCluster {
             lq_writes.push((key.clone(), status));
         }
         for (name, status, active, reason, msg) in cq_writes {
-            self.write(&ResourceKey::CLUSTER_QUEUES, "", &name, UpdateScope::Status, |o| {
-                let st = map_at(o, &["status"]);
-                for (k, v) in status.as_object().into_iter().flatten() {
-                    st.insert(k.clone(), v.clone());
-                }
-                set_condition(o, "Active", active, &reason, &msg, &now);
-            });
+            self.write(
+                &ResourceKey::CLUSTER_QUEUES,
+                "",
+                &name,
+                UpdateScope::Status,
+                |o| {
+                    let st = map_at(o, &["status"]);
+                    for (k, v) in status.as_object().into_iter().flatten() {
+                        st.insert(k.clone(), v.clone());
+                    }
+                    set_condition(o, "Active", active, &reason, &msg, &now);
+                },
+            );
         }
         for ((ns, name), status) in lq_writes {
             let cq_active = true;
-            self.write(&ResourceKey::LOCAL_QUEUES, &ns, &name, UpdateScope::Status, |o| {
-                let st = map_at(o, &["status"]);
-                for (k, v) in status.as_object().into_iter().flatten() {
-                    st.insert(k.clone(), v.clone());
-                }
-                set_condition(o, "Active", cq_active, "Ready", "Can submit new workloads to localQueue", &now);
-            });
+            self.write(
+                &ResourceKey::LOCAL_QUEUES,
+                &ns,
+                &name,
+                UpdateScope::Status,
+                |o| {
+                    let st = map_at(o, &["status"]);
+                    for (k, v) in status.as_object().into_iter().flatten() {
+                        st.insert(k.clone(), v.clone());
+                    }
+                    set_condition(
+                        o,
+                        "Active",
+                        cq_active,
+                        "Ready",
+                        "Can submit new workloads to localQueue",
+                        &now,
+                    );
+                },
+            );
         }
     }
 }

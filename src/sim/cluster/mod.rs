@@ -94,7 +94,10 @@ pub(crate) struct ObjRef {
 #[derive(Clone, Debug)]
 enum Scheduled {
     /// A scenario object appears.
-    Arrival { resource: ResourceKey, object: Value },
+    Arrival {
+        resource: ResourceKey,
+        object: Value,
+    },
     /// A job's run ends (ignored when `run_id` is no longer the job's current run).
     Completion { job: ObjRef, run_id: u64 },
 }
@@ -261,6 +264,12 @@ impl SimCluster {
         self.queue.keys().next().map(|(t, _)| *t)
     }
 
+    /// Whether the store has changes the controllers have not looked at yet (e.g. a
+    /// write made through the API since the last [`settle`](Self::settle)).
+    pub fn has_unprocessed_changes(&self) -> bool {
+        self.store.resource_version() > self.sub.cursor()
+    }
+
     /// Work counters so far.
     pub fn counters(&self) -> SimCounters {
         self.counters
@@ -332,7 +341,10 @@ impl SimCluster {
     fn run_scheduled(&mut self, what: Scheduled) {
         match what {
             Scheduled::Arrival { resource, object } => {
-                if let Err(e) = self.store.create(&resource, object, WriteOptions::default()) {
+                if let Err(e) = self
+                    .store
+                    .create(&resource, object, WriteOptions::default())
+                {
                     self.warn(format!("scenario object not created: {e}"));
                 }
                 self.counters.writes += 1;
@@ -435,7 +447,10 @@ impl SimCluster {
 
     /// Ingests early when the store's history is about to drop unread events.
     fn maybe_ingest(&mut self) {
-        let lag = self.store.resource_version().saturating_sub(self.sub.cursor());
+        let lag = self
+            .store
+            .resource_version()
+            .saturating_sub(self.sub.cursor());
         if lag as usize > self.history_capacity / 2 {
             self.ingest();
         }
@@ -499,7 +514,10 @@ impl SimCluster {
             return;
         }
         if let Err(err) = self.mirror.apply(e) {
-            self.warn(format!("{} {}: ignored by the controllers: {err}", res, name));
+            self.warn(format!(
+                "{} {}: ignored by the controllers: {err}",
+                res, name
+            ));
         }
         if *res == ResourceKey::NODES {
             match self.mirror.state.nodes.get(&name) {
@@ -520,7 +538,9 @@ impl SimCluster {
             || *res == ResourceKey::NAMESPACES
         {
             let spec_changed = match (&e.old, deleted) {
-                (Some(old), false) => spec_of(old) != spec_of(obj) || labels_of(old) != labels_of(obj),
+                (Some(old), false) => {
+                    spec_of(old) != spec_of(obj) || labels_of(old) != labels_of(obj)
+                }
                 _ => true,
             };
             if spec_changed {
@@ -565,10 +585,12 @@ impl SimCluster {
     ) -> Option<Value> {
         self.counters.writes += 1;
         let ns = (!ns.is_empty()).then_some(ns);
-        let out = self.store.modify(res, ns, name, scope, WriteOptions::default(), |o| {
-            f(o);
-            Ok(())
-        });
+        let out = self
+            .store
+            .modify(res, ns, name, scope, WriteOptions::default(), |o| {
+                f(o);
+                Ok(())
+            });
         self.maybe_ingest();
         match out {
             Ok(o) => Some(o),
@@ -583,9 +605,7 @@ impl SimCluster {
     fn delete(&mut self, res: &ResourceKey, ns: &str, name: &str) {
         self.counters.writes += 1;
         let ns = (!ns.is_empty()).then_some(ns);
-        let _ = self
-            .store
-            .delete(res, ns, name, &DeleteOptions::default());
+        let _ = self.store.delete(res, ns, name, &DeleteOptions::default());
         self.maybe_ingest();
     }
 

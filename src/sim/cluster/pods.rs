@@ -51,7 +51,10 @@ fn default_requests(spec: &mut Value) {
 impl SimCluster {
     pub(super) fn on_pod_event(&mut self, e: &StoreEvent) {
         let obj: &Value = &e.object;
-        let key = (json::namespace(obj).to_string(), json::name(obj).to_string());
+        let key = (
+            json::namespace(obj).to_string(),
+            json::name(obj).to_string(),
+        );
         let owner = controller_owner(obj);
         if let Some((kind, name)) = &owner
             && kind == "Deployment"
@@ -96,7 +99,8 @@ impl SimCluster {
             None => {
                 // Pods with a queue name and no owner belong to Kueue's pod
                 // integration, which is not simulated: they stay Pending.
-                let pod_integration = owner.is_none() && json::label(obj, QUEUE_NAME_LABEL).is_some();
+                let pod_integration =
+                    owner.is_none() && json::label(obj, QUEUE_NAME_LABEL).is_some();
                 if !pod_integration && self.nodes.unbound.insert(key) {
                     self.dirty.bind = true;
                 }
@@ -110,7 +114,10 @@ impl SimCluster {
         let now = self.clock.rfc3339();
         match self.nodes.find_fit(&needs) {
             Some(node) => {
-                let key = (json::namespace(&pod).to_string(), json::name(&pod).to_string());
+                let key = (
+                    json::namespace(&pod).to_string(),
+                    json::name(&pod).to_string(),
+                );
                 pod["spec"]["nodeName"] = json!(node);
                 pod["status"] = json!({"phase": "Running", "startTime": now});
                 set_condition(&mut pod, "PodScheduled", true, "", "", &now);
@@ -139,7 +146,9 @@ impl SimCluster {
         wl: &Value,
     ) -> usize {
         let uid = json::uid(job).to_string();
-        let queue = json::label(job, QUEUE_NAME_LABEL).unwrap_or_default().to_string();
+        let queue = json::label(job, QUEUE_NAME_LABEL)
+            .unwrap_or_default()
+            .to_string();
         let pod_sets = wl
             .pointer("/spec/podSets")
             .and_then(Value::as_array)
@@ -275,10 +284,23 @@ impl SimCluster {
                 None => {
                     if condition(&pod, "PodScheduled").map(|c| c.1) != Some("Unschedulable") {
                         let msg = format!("0/{} nodes are available", self.nodes.len());
-                        self.write(&ResourceKey::PODS, &key.0, &key.1, UpdateScope::Status, |o| {
-                            map_at(o, &["status"]).insert("phase".into(), json!("Pending"));
-                            set_condition(o, "PodScheduled", false, "Unschedulable", &msg, &now);
-                        });
+                        self.write(
+                            &ResourceKey::PODS,
+                            &key.0,
+                            &key.1,
+                            UpdateScope::Status,
+                            |o| {
+                                map_at(o, &["status"]).insert("phase".into(), json!("Pending"));
+                                set_condition(
+                                    o,
+                                    "PodScheduled",
+                                    false,
+                                    "Unschedulable",
+                                    &msg,
+                                    &now,
+                                );
+                            },
+                        );
                     }
                 }
             }
@@ -352,28 +374,45 @@ impl SimCluster {
             .filter_map(|p| self.get(&ResourceKey::PODS, &key.0, p))
             .filter(|p| json::str_at(p, "/status/phase") == Some("Running"))
             .count();
-        let generation = dep.pointer("/metadata/generation").cloned().unwrap_or(json!(1));
+        let generation = dep
+            .pointer("/metadata/generation")
+            .cloned()
+            .unwrap_or(json!(1));
         let now = self.clock.rfc3339();
         let wanted = dep
             .pointer("/spec/replicas")
             .and_then(Value::as_i64)
             .unwrap_or(1) as usize;
-        self.write(&ResourceKey::DEPLOYMENTS, &key.0, &key.1, UpdateScope::Status, |o| {
-            let st = map_at(o, &["status"]);
-            st.insert("observedGeneration".into(), generation);
-            st.insert("replicas".into(), json!(total));
-            st.insert("updatedReplicas".into(), json!(total));
-            st.insert("readyReplicas".into(), json!(running));
-            st.insert("availableReplicas".into(), json!(running));
-            let available = running >= wanted;
-            set_condition(
-                o,
-                "Available",
-                available,
-                if available { "MinimumReplicasAvailable" } else { "MinimumReplicasUnavailable" },
-                if available { "Deployment has minimum availability." } else { "Deployment does not have minimum availability." },
-                &now,
-            );
-        });
+        self.write(
+            &ResourceKey::DEPLOYMENTS,
+            &key.0,
+            &key.1,
+            UpdateScope::Status,
+            |o| {
+                let st = map_at(o, &["status"]);
+                st.insert("observedGeneration".into(), generation);
+                st.insert("replicas".into(), json!(total));
+                st.insert("updatedReplicas".into(), json!(total));
+                st.insert("readyReplicas".into(), json!(running));
+                st.insert("availableReplicas".into(), json!(running));
+                let available = running >= wanted;
+                set_condition(
+                    o,
+                    "Available",
+                    available,
+                    if available {
+                        "MinimumReplicasAvailable"
+                    } else {
+                        "MinimumReplicasUnavailable"
+                    },
+                    if available {
+                        "Deployment has minimum availability."
+                    } else {
+                        "Deployment does not have minimum availability."
+                    },
+                    &now,
+                );
+            },
+        );
     }
 }

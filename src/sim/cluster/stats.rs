@@ -148,12 +148,27 @@ impl Stats {
             })
     }
 
-    pub fn on_created(&mut self, ns: &str, name: &str, now: i64, cq: Option<String>, class: String, elapsed: i64) {
+    pub fn on_created(
+        &mut self,
+        ns: &str,
+        name: &str,
+        now: i64,
+        cq: Option<String>,
+        class: String,
+        elapsed: i64,
+    ) {
         let e = self.entry(ns, name, now);
         e.submitted_ms = now;
         e.cq = cq.clone();
         e.class = class;
-        self.event(elapsed, "created", &format!("{ns}/{name}"), cq.as_deref(), None, None);
+        self.event(
+            elapsed,
+            "created",
+            &format!("{ns}/{name}"),
+            cq.as_deref(),
+            None,
+            None,
+        );
     }
 
     pub fn on_admitted(&mut self, ns: &str, name: &str, now: i64, cq: &str) {
@@ -203,7 +218,10 @@ impl Stats {
                 .filter(|r| r.name.ends_with("/gpu"))
                 .map(|r| r.nominal.milli())
                 .sum();
-            nominal.insert(name.clone(), gpus as f64 / 1000.0 * span_ms as f64 / MS_PER_HOUR);
+            nominal.insert(
+                name.clone(),
+                gpus as f64 / 1000.0 * span_ms as f64 / MS_PER_HOUR,
+            );
         }
         let total_nominal: f64 = nominal.values().sum();
         #[derive(Default)]
@@ -216,7 +234,10 @@ impl Stats {
             preemptions: u64,
             waits: Vec<f64>,
         }
-        let mut by_cq: BTreeMap<String, Acc> = nominal.keys().map(|k| (k.clone(), Acc::default())).collect();
+        let mut by_cq: BTreeMap<String, Acc> = nominal
+            .keys()
+            .map(|k| (k.clone(), Acc::default()))
+            .collect();
         let mut by_class: BTreeMap<String, Acc> = BTreeMap::new();
         for (key, s) in &self.wls {
             let used = s.gpu_ms_used + running.get(key).copied().unwrap_or(0);
@@ -231,7 +252,9 @@ impl Stats {
                     a.waits.push((t - s.submitted_ms) as f64 / 1000.0);
                 }
             };
-            add(by_cq.entry(s.cq.clone().unwrap_or_else(|| "(none)".into())).or_default());
+            add(by_cq
+                .entry(s.cq.clone().unwrap_or_else(|| "(none)".into()))
+                .or_default());
             add(by_class.entry(s.class.clone()).or_default());
         }
         let render = |name: String, mut a: Acc, nominal_h: f64| {
