@@ -1,6 +1,6 @@
 //! Simulator benchmark: 10,000 jobs over 7 simulated days on 500 GPU nodes (four
 //! cohorts × three ClusterQueues, two GPU flavors, three priority classes, gangs of
-//! 1–4 pods of 1–8 GPUs, runs of 10 minutes to 8 hours), generated in memory and run
+//! 1–4 pods of 1–8 GPUs, runs of 10 minutes to 12 hours, about half the GPUs busy), generated in memory and run
 //! headless on a `SimCluster`. The baseline, measured in the same run, is loading the
 //! same objects as a scenario (parse + check every object) — the least a simulator
 //! must do before simulating anything. Goal: simulation ≤ 10 s.
@@ -92,7 +92,7 @@ fn generate(jobs: usize, nodes: usize) -> Vec<Value> {
         let team = rng.below(cqs as u64);
         let pods = rng.pick(&[1, 1, 1, 2, 2, 4]);
         let gpus = rng.pick(&[1, 2, 4, 8, 8]);
-        let minutes = rng.pick(&[10, 30, 60, 120, 180, 240, 480]);
+        let minutes = rng.pick(&[10, 30, 60, 120, 240, 480, 720]);
         let class = rng.pick(&["low", "mid", "mid", "high"]);
         out.push(json!({
             "apiVersion": "batch/v1", "kind": "Job",

@@ -311,7 +311,7 @@ impl SimCluster {
 
     fn set_suspended(&mut self, kind: &JobKind, j: &ObjRef, suspend: bool) {
         let path = suspend_path(kind);
-        self.write(&j.res, &j.ns, &j.name, UpdateScope::Main, |o| {
+        self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Main, |o| {
             map_at(o, path).insert("suspend".into(), json!(suspend));
         });
     }
@@ -462,7 +462,7 @@ impl SimCluster {
         self.set_suspended(kind, j, false);
         let now = self.clock.rfc3339();
         let replicas = kind.replicas.is_some();
-        self.write(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
+        self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
             let st = map_at(o, &["status"]);
             st.insert("startTime".into(), json!(now));
             if !replicas {
@@ -478,7 +478,7 @@ impl SimCluster {
         });
         let pods = self.create_job_pods(kind, j, job, wl);
         if !replicas {
-            self.write(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
+            self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
                 map_at(o, &["status"]).insert("active".into(), json!(pods));
             });
         }
@@ -521,7 +521,7 @@ impl SimCluster {
         self.set_suspended(kind, j, true);
         let ts = self.clock.rfc3339();
         let replicas = kind.replicas.is_some();
-        self.write(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
+        self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
             if replicas {
                 set_condition(o, "Running", false, "Suspended", "job suspended", &ts);
                 set_condition(o, "Suspended", true, "Suspended", "job suspended", &ts);
@@ -560,7 +560,7 @@ impl SimCluster {
             });
         }
         let replicas = kind.replicas.is_some();
-        self.write(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
+        self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
             let st = map_at(o, &["status"]);
             st.insert("completionTime".into(), json!(now));
             if replicas {

@@ -21,7 +21,7 @@ mod nodes;
 mod pods;
 mod stats;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -148,7 +148,7 @@ pub struct SimCluster {
     queue: BTreeMap<(i64, u64), Scheduled>,
     seq: u64,
     dirty: Dirty,
-    /// resourceVersions of our own writes that must not trigger another cycle.
+    /// resourceVersions of our own writes that need no reaction (see `write_quiet`).
     quiet_rvs: HashSet<u64>,
     /// ClusterQueues whose quota was released (Kueue's requeuer is notified).
     notify_cqs: BTreeSet<String>,
@@ -163,6 +163,9 @@ pub struct SimCluster {
     counters: SimCounters,
     warnings: Vec<String>,
     cycles_this_instant: usize,
+    /// Queue status last written, per (resource, namespace, name): unchanged status
+    /// is not written again.
+    written_status: HashMap<(ResourceKey, String, String), u64>,
 }
 
 impl std::fmt::Debug for SimCluster {
@@ -210,6 +213,7 @@ impl SimCluster {
             counters: SimCounters::default(),
             warnings: Vec::new(),
             cycles_this_instant: 0,
+            written_status: HashMap::new(),
         }
     }
 
@@ -363,6 +367,11 @@ impl SimCluster {
             }
             if !self.notify_cqs.is_empty() {
                 for cq in std::mem::take(&mut self.notify_cqs) {
+                    // Nothing parked: nothing to requeue (and building the engine's
+                    // view for the requeuer is not free).
+                    if self.memory.inadmissible.is_empty() {
+                        break;
+                    }
                     self.memory.notify_quota_change(&self.mirror.state, &cq);
                 }
                 self.dirty.cycle = true;
@@ -499,6 +508,9 @@ impl SimCluster {
             return;
         }
         if let Some(kind) = jobs::job_kind(res) {
+            if quiet {
+                return;
+            }
             let j = ObjRef {
                 res: kind.res.clone(),
                 ns,
@@ -544,6 +556,8 @@ impl SimCluster {
                 _ => true,
             };
             if spec_changed {
+                self.written_status
+                    .remove(&(res.clone(), ns.clone(), name.clone()));
                 self.dirty.cycle = true;
                 self.dirty.queue_status = true;
                 // A quota or queue change is a reason for Kueue to retry parked workloads.
@@ -600,6 +614,29 @@ impl SimCluster {
                 None
             }
         }
+    }
+
+    /// A write whose event needs no reaction: it does not mark the object dirty
+    /// (jobs) or trigger another scheduling cycle (workloads).
+    fn write_quiet(
+        &mut self,
+        res: &ResourceKey,
+        ns: &str,
+        name: &str,
+        scope: UpdateScope,
+        f: impl FnOnce(&mut Value),
+    ) -> Option<Value> {
+        let before = self.store.resource_version();
+        let out = self.write(res, ns, name, scope, f);
+        if let Some(rv) = out
+            .as_ref()
+            .and_then(|o| json::str_at(o, "/metadata/resourceVersion"))
+            .and_then(|s| s.parse::<u64>().ok())
+            .filter(|rv| *rv > before)
+        {
+            self.quiet_rvs.insert(rv);
+        }
+        out
     }
 
     fn delete(&mut self, res: &ResourceKey, ns: &str, name: &str) {
