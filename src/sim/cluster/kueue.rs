@@ -2,13 +2,10 @@
 //! (semantics notes §7): admissions, evictions for preemption, pending reasons,
 //! the release of an evicted workload's quota, and ClusterQueue/LocalQueue status.
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use serde_json::{Map, Value, json};
 
 use crate::engine::{PlanOptions, schedule_cycle};
-use crate::model::{Admission, Workload};
+use crate::model::Admission;
 use crate::sim::resources::ResourceKey;
 use crate::sim::store::{EventType, StoreEvent, UpdateScope};
 
@@ -48,42 +45,6 @@ fn admission_json(a: &Admission) -> Value {
     json!({"clusterQueue": a.cluster_queue, "podSetAssignments": psas})
 }
 
-/// Per (flavor, resource) totals in milli-units, keyed by borrowed names.
-type Usage<'a> = BTreeMap<(&'a str, &'a str), i128>;
-
-fn add_usage<'a>(acc: &mut Usage<'a>, w: &'a Workload) {
-    if let Some(a) = &w.admission {
-        for p in &a.pod_set_assignments {
-            for (r, q) in &p.resource_usage {
-                if let Some(f) = p.flavors.get(r) {
-                    *acc.entry((f.as_str(), r.as_str())).or_default() += q.milli();
-                }
-            }
-        }
-    }
-}
-
-fn qty(milli: i128) -> String {
-    crate::model::Quantity::from_milli(milli).to_string()
-}
-
-/// What a queue's status is computed from.
-#[derive(Debug, Default, Hash)]
-struct Counts<'a> {
-    pending: i64,
-    reserving: i64,
-    admitted: i64,
-    reservation: Usage<'a>,
-    usage: Usage<'a>,
-}
-
-/// A fingerprint of what a status is computed from: unchanged ⇒ not written again.
-fn fingerprint(v: impl Hash) -> u64 {
-    let mut h = DefaultHasher::new();
-    v.hash(&mut h);
-    h.finish()
-}
-
 impl SimCluster {
     pub(super) fn on_workload_event(&mut self, e: &StoreEvent, quiet: bool) {
         let obj: &Value = &e.object;
@@ -117,7 +78,6 @@ impl SimCluster {
         if !quiet {
             self.dirty.cycle = true;
         }
-        self.dirty.queue_status = true;
     }
 
     /// One scheduling cycle; `true` if it admitted, preempted or changed Kueue's
@@ -216,9 +176,15 @@ impl SimCluster {
             }
             let (reason, msg) = (p.condition_reason.clone(), p.message.clone());
             // A pending reason is information, not a reason for another cycle.
-            self.write_quiet(&ResourceKey::WORKLOADS, &ns, &name, UpdateScope::Status, |o| {
-                set_condition(o, "QuotaReserved", false, &reason, &msg, &now);
-            });
+            self.write_quiet(
+                &ResourceKey::WORKLOADS,
+                &ns,
+                &name,
+                UpdateScope::Status,
+                |o| {
+                    set_condition(o, "QuotaReserved", false, &reason, &msg, &now);
+                },
+            );
         }
         changed
     }
@@ -268,189 +234,6 @@ impl SimCluster {
         }
         if let Some(cq) = cq {
             self.notify_cqs.insert(cq);
-        }
-    }
-
-    /// ClusterQueue and LocalQueue status from the mirrored workloads.
-    pub(super) fn write_queue_status(&mut self) {
-        let st = &self.mirror.state;
-        let lq_cq: HashMap<(&str, &str), &str> = st
-            .local_queues
-            .values()
-            .map(|lq| ((lq.namespace.as_str(), lq.name.as_str()), lq.cluster_queue.as_str()))
-            .collect();
-        let mut per_cq: BTreeMap<&str, Counts> = BTreeMap::new();
-        let mut per_lq: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
-        for w in st.workloads.values() {
-            let reserving = w.has_quota_reservation();
-            let admitted = reserving && w.condition_true("Admitted");
-            let pending = !reserving && w.active;
-            let bump = |c: &mut Counts<'_>| {
-                c.pending += i64::from(pending);
-                c.reserving += i64::from(reserving);
-                c.admitted += i64::from(admitted);
-            };
-            let lq = w
-                .queue_name
-                .as_deref()
-                .map(|q| (w.namespace.as_str(), q));
-            // The ClusterQueue it counts against: its admission's, else its LocalQueue's.
-            let cq = match w.admission.as_ref().filter(|_| reserving) {
-                Some(a) => Some(a.cluster_queue.as_str()),
-                None => lq.and_then(|k| lq_cq.get(&k).copied()),
-            };
-            for c in cq
-                .map(|cq| per_cq.entry(cq).or_default())
-                .into_iter()
-                .chain(lq.map(|k| per_lq.entry(k).or_default()))
-            {
-                bump(c);
-                if reserving {
-                    add_usage(&mut c.reservation, w);
-                }
-                if admitted {
-                    add_usage(&mut c.usage, w);
-                }
-            }
-        }
-        let now = self.clock.rfc3339();
-        let mut cq_writes = Vec::new();
-        for (name, cq) in &st.cluster_queues {
-            let c = per_cq.remove(name.as_str()).unwrap_or_default();
-            let missing_flavor = cq
-                .resource_groups
-                .iter()
-                .flat_map(|rg| &rg.flavors)
-                .find(|f| !st.resource_flavors.contains_key(&f.name))
-                .map(|f| f.name.clone());
-            let memo_key = (ResourceKey::CLUSTER_QUEUES, String::new(), name.clone());
-            let memo = fingerprint((&c, &missing_flavor));
-            if self.written_status.get(&memo_key) == Some(&memo) {
-                continue;
-            }
-            let mut nominal: Usage = BTreeMap::new();
-            let mut frs = Vec::new();
-            for rg in &cq.resource_groups {
-                for f in &rg.flavors {
-                    for r in &f.resources {
-                        nominal.insert((f.name.as_str(), r.name.as_str()), r.nominal.milli());
-                        frs.push((f.name.clone(), r.name.clone()));
-                    }
-                }
-            }
-            let render = |u: &Usage| {
-                let mut by_flavor: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-                let mut order: Vec<&str> = Vec::new();
-                for (f, r) in &frs {
-                    let total = u.get(&(f.as_str(), r.as_str())).copied().unwrap_or(0);
-                    let nom = nominal.get(&(f.as_str(), r.as_str())).copied().unwrap_or(0);
-                    if !order.contains(&f.as_str()) {
-                        order.push(f);
-                    }
-                    by_flavor.entry(f).or_default().push(json!({
-                        "name": r, "total": qty(total), "borrowed": qty((total - nom).max(0)),
-                    }));
-                }
-                order
-                    .iter()
-                    .map(|f| json!({"name": f, "resources": by_flavor.remove(f).unwrap_or_default()}))
-                    .collect::<Vec<_>>()
-            };
-            let (active, reason, msg) = match (&missing_flavor, cq.stop_policy) {
-                (Some(f), _) => (
-                    false,
-                    "FlavorNotFound".to_string(),
-                    format!("Can't admit new workloads: references missing ResourceFlavor(s): {f}"),
-                ),
-                (None, crate::model::StopPolicy::None) => {
-                    (true, "Ready".into(), "Can admit new workloads".into())
-                }
-                (None, _) => (
-                    false,
-                    "Stopped".into(),
-                    "Can't admit new workloads: is stopped".into(),
-                ),
-            };
-            let status = json!({
-                "flavorsReservation": render(&c.reservation),
-                "flavorsUsage": render(&c.usage),
-                "pendingWorkloads": c.pending,
-                "reservingWorkloads": c.reserving,
-                "admittedWorkloads": c.admitted,
-            });
-            cq_writes.push((name.clone(), status, active, reason, msg, memo_key, memo));
-        }
-        let mut lq_writes = Vec::new();
-        for key in st.local_queues.keys() {
-            let c = per_lq
-                .remove(&(key.0.as_str(), key.1.as_str()))
-                .unwrap_or_default();
-            let memo_key = (ResourceKey::LOCAL_QUEUES, key.0.clone(), key.1.clone());
-            let memo = fingerprint(&c);
-            if self.written_status.get(&memo_key) == Some(&memo) {
-                continue;
-            }
-            let render = |u: &Usage| {
-                let mut by_flavor: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-                for ((f, r), q) in u {
-                    by_flavor
-                        .entry(f)
-                        .or_default()
-                        .push(json!({"name": r, "total": qty(*q)}));
-                }
-                by_flavor
-                    .into_iter()
-                    .map(|(f, rs)| json!({"name": f, "resources": rs}))
-                    .collect::<Vec<_>>()
-            };
-            let status = json!({
-                "pendingWorkloads": c.pending,
-                "reservingWorkloads": c.reserving,
-                "admittedWorkloads": c.admitted,
-                "flavorsReservation": render(&c.reservation),
-                "flavorUsage": render(&c.usage),
-            });
-            lq_writes.push((key.clone(), status, memo_key, memo));
-        }
-        for (name, status, active, reason, msg, memo_key, memo) in cq_writes {
-            self.written_status.insert(memo_key, memo);
-            self.write(
-                &ResourceKey::CLUSTER_QUEUES,
-                "",
-                &name,
-                UpdateScope::Status,
-                |o| {
-                    let st = map_at(o, &["status"]);
-                    for (k, v) in status.as_object().into_iter().flatten() {
-                        st.insert(k.clone(), v.clone());
-                    }
-                    set_condition(o, "Active", active, &reason, &msg, &now);
-                },
-            );
-        }
-        for ((ns, name), status, memo_key, memo) in lq_writes {
-            self.written_status.insert(memo_key, memo);
-            let cq_active = true;
-            self.write(
-                &ResourceKey::LOCAL_QUEUES,
-                &ns,
-                &name,
-                UpdateScope::Status,
-                |o| {
-                    let st = map_at(o, &["status"]);
-                    for (k, v) in status.as_object().into_iter().flatten() {
-                        st.insert(k.clone(), v.clone());
-                    }
-                    set_condition(
-                        o,
-                        "Active",
-                        cq_active,
-                        "Ready",
-                        "Can submit new workloads to localQueue",
-                        &now,
-                    );
-                },
-            );
         }
     }
 }

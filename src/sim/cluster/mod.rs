@@ -19,6 +19,7 @@ mod kueue;
 mod mirror;
 mod nodes;
 mod pods;
+mod queue_status;
 mod stats;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -166,6 +167,7 @@ pub struct SimCluster {
     /// Queue status last written, per (resource, namespace, name): unchanged status
     /// is not written again.
     written_status: HashMap<(ResourceKey, String, String), u64>,
+    totals: queue_status::QueueTotals,
 }
 
 impl std::fmt::Debug for SimCluster {
@@ -214,6 +216,7 @@ impl SimCluster {
             warnings: Vec::new(),
             cycles_this_instant: 0,
             written_status: HashMap::new(),
+            totals: queue_status::QueueTotals::default(),
         }
     }
 
@@ -490,6 +493,8 @@ impl SimCluster {
         }
         self.dirty.all_jobs = true;
         self.dirty.cycle = true;
+        self.totals.rebuild = true;
+        self.dirty.queue_status = true;
     }
 
     fn on_event(&mut self, e: &StoreEvent) {
@@ -525,11 +530,28 @@ impl SimCluster {
             }
             return;
         }
+        let wl_key = (*res == ResourceKey::WORKLOADS).then(|| (ns.clone(), name.clone()));
+        let contribution = |c: &SimCluster, k: &(String, String)| {
+            let st = &c.mirror.state;
+            st.workloads
+                .get(k)
+                .map(|w| queue_status::contribution(st, w))
+        };
+        let before = wl_key.as_ref().and_then(|k| contribution(self, k));
         if let Err(err) = self.mirror.apply(e) {
-            self.warn(format!(
-                "{} {}: ignored by the controllers: {err}",
-                res, name
-            ));
+            self.warn(format!("{res} {name}: ignored by the controllers: {err}"));
+        }
+        if let Some(k) = &wl_key {
+            let after = contribution(self, k);
+            if before != after {
+                if let Some(b) = &before {
+                    self.totals.apply(b, -1);
+                }
+                if let Some(a) = &after {
+                    self.totals.apply(a, 1);
+                }
+                self.dirty.queue_status = true;
+            }
         }
         if *res == ResourceKey::NODES {
             match self.mirror.state.nodes.get(&name) {
@@ -558,6 +580,7 @@ impl SimCluster {
             if spec_changed {
                 self.written_status
                     .remove(&(res.clone(), ns.clone(), name.clone()));
+                self.totals.rebuild = true;
                 self.dirty.cycle = true;
                 self.dirty.queue_status = true;
                 // A quota or queue change is a reason for Kueue to retry parked workloads.
