@@ -125,6 +125,23 @@ impl SimCluster {
                 Some(reason),
             );
             self.stats.on_preempted(&ns, &name);
+            let n = self
+                .preempted_this_instant
+                .entry(p.workload.clone())
+                .or_default();
+            *n += 1;
+            if *n > super::MAX_PREEMPTIONS_PER_INSTANT && !self.paused {
+                self.paused = true;
+                self.warn(format!(
+                    "preemption loop at {}: {} preempted {} times (last by {}, {}); \
+                     scheduling paused until the next event",
+                    crate::sim::clock::format_offset(elapsed),
+                    p.workload,
+                    super::MAX_PREEMPTIONS_PER_INSTANT + 1,
+                    p.by,
+                    reason
+                ));
+            }
         }
         for a in &out.admitted {
             let (ns, name) = split_key(&a.workload);

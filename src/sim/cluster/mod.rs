@@ -48,6 +48,12 @@ pub const DEFAULT_START_MS: i64 = 1_767_225_600_000;
 const MAX_ROUNDS: usize = 200_000;
 /// Scheduling cycles per instant before giving up.
 const MAX_CYCLES_PER_INSTANT: usize = 5_000;
+/// Times one workload may be preempted at one instant before the simulator calls it
+/// a preemption loop and stops scheduling until the next event. With zero-latency
+/// controllers, two workloads that keep reclaiming quota from each other would
+/// otherwise loop forever without time passing (a real cluster spreads the same loop
+/// over pod-termination delays).
+const MAX_PREEMPTIONS_PER_INSTANT: u32 = 3;
 
 /// How to build a [`SimCluster`].
 #[derive(Clone, Debug)]
@@ -164,6 +170,10 @@ pub struct SimCluster {
     counters: SimCounters,
     warnings: Vec<String>,
     cycles_this_instant: usize,
+    /// Preemptions per workload at the current instant (loop detection).
+    preempted_this_instant: HashMap<String, u32>,
+    /// Scheduling is paused until the next instant (a loop was detected).
+    paused: bool,
     /// Queue status last written, per (resource, namespace, name): unchanged status
     /// is not written again.
     written_status: HashMap<(ResourceKey, String, String), u64>,
@@ -215,6 +225,8 @@ impl SimCluster {
             counters: SimCounters::default(),
             warnings: Vec::new(),
             cycles_this_instant: 0,
+            preempted_this_instant: HashMap::new(),
+            paused: false,
             written_status: HashMap::new(),
             totals: queue_status::QueueTotals::default(),
         }
@@ -320,7 +332,7 @@ impl SimCluster {
     pub fn advance_to(&mut self, t: i64) {
         while let Some(at) = self.next_event_time().filter(|at| *at <= t) {
             self.clock.advance(at);
-            self.cycles_this_instant = 0;
+            self.new_instant();
             while let Some(entry) = self.queue.first_entry() {
                 if entry.key().0 != at {
                     break;
@@ -334,7 +346,7 @@ impl SimCluster {
         }
         if t > self.clock.now_ms() {
             self.clock.advance(t);
-            self.cycles_this_instant = 0;
+            self.new_instant();
         }
         self.settle();
     }
@@ -343,6 +355,12 @@ impl SimCluster {
     pub fn advance_by(&mut self, ms: i64) {
         let t = self.clock.now_ms() + ms;
         self.advance_to(t);
+    }
+
+    fn new_instant(&mut self) {
+        self.cycles_this_instant = 0;
+        self.preempted_this_instant.clear();
+        self.paused = false;
     }
 
     fn run_scheduled(&mut self, what: Scheduled) {
@@ -382,10 +400,15 @@ impl SimCluster {
             }
             if self.dirty.cycle {
                 self.dirty.cycle = false;
+                if self.paused {
+                    continue;
+                }
                 if self.cycles_this_instant >= MAX_CYCLES_PER_INSTANT {
+                    self.paused = true;
                     self.warn(format!(
-                        "more than {MAX_CYCLES_PER_INSTANT} scheduling cycles at one instant; \
-                         deferring further cycles to the next event"
+                        "more than {MAX_CYCLES_PER_INSTANT} scheduling cycles at {}; \
+                         scheduling paused until the next event",
+                        crate::sim::clock::format_offset(self.clock.elapsed_ms())
                     ));
                     continue;
                 }
