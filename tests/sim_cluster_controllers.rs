@@ -352,3 +352,27 @@ fn batch_jobs_priority_deletion_and_plain_pods() {
     );
     assert!(c.warnings().is_empty(), "{:?}", c.warnings());
 }
+
+#[test]
+fn mixed_large_runs_to_the_end_without_looping_forever() {
+    let mut c = SimCluster::from_scenario(
+        &Scenario::bundled("mixed-large").unwrap(),
+        SimOptions::default(),
+    );
+    c.advance_to(start() + 8 * 60 * MIN);
+    let preemptions = c
+        .timeline()
+        .iter()
+        .filter(|e| e.event == "preempted")
+        .count();
+    assert!(preemptions < 200, "{preemptions} preemptions");
+    assert!(c.timeline().iter().any(|e| e.event == "finished"));
+    // Every queue's status is current: reserving + pending add up to the live workloads.
+    let store = c.store();
+    let cqs = store.list(&ResourceKey::CLUSTER_QUEUES, None).items;
+    assert_eq!(cqs.len(), 4);
+    for cq in cqs {
+        assert!(cq["status"]["reservingWorkloads"].is_i64(), "{cq}");
+        assert_eq!(cond(&cq, "Active"), Some(("True", "Ready")));
+    }
+}
