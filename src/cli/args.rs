@@ -20,6 +20,10 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Who preempted what, and why: evictions recorded by live sessions.
     History(HistoryArgs),
+    /// Run a simulated Kueue cluster (see docs/simulator.md).
+    Sim(SimArgs),
+    /// Play a scenario headless in virtual time and report what happened.
+    Simulate(SimulateArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -111,4 +115,51 @@ pub struct HistoryArgs {
     /// The history file (default: history.jsonl in the XDG state dir).
     #[arg(long, value_name = "PATH")]
     pub history_file: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SimArgs {
+    #[command(subcommand)]
+    pub command: SimCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SimCommand {
+    /// Serve a simulated cluster to kubectl and gangplank until interrupted.
+    Serve(SimServeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SimServeArgs {
+    /// Scenario file or directory (Kubernetes manifests); default: the bundled seed.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: std::net::SocketAddr,
+    /// Where to write the kubeconfig (context gangplank-sim); default: a file in the temp directory.
+    #[arg(long)]
+    pub kubeconfig_out: Option<PathBuf>,
+    /// Simulated seconds per wall-clock second.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Fault injection: end every watch stream after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub fault_close_watches_every: Option<u64>,
+    /// Fault injection: initial rules as JSON (the `/_sim/faults` shape, docs/simulator.md).
+    #[arg(long, value_name = "FILE")]
+    pub faults: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// Scenario file or directory (Kubernetes manifests); default: the bundled seed.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// Simulated time to run for (e.g. 90m, 6h, 7d).
+    #[arg(long, default_value = "6h")]
+    pub until: String,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
 }

@@ -6,6 +6,8 @@ mod history;
 mod live;
 mod plan;
 mod plan_table;
+mod sim;
+mod simulate;
 mod table;
 mod time;
 
@@ -20,6 +22,8 @@ pub fn main() -> i32 {
         Command::Plan(args) => plan::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::History(args) => history::run(args),
+        Command::Sim(args) => sim::run(args),
+        Command::Simulate(args) => simulate::run(args),
     };
     match result {
         Ok(code) => code,

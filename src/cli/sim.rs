@@ -1,0 +1,101 @@
+//! `gangplank sim serve`: a simulated cluster behind a Kubernetes-compatible API.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use super::args::{SimArgs, SimCommand, SimServeArgs};
+use crate::sim::api::FaultConfig;
+use crate::sim::cluster::{SimCluster, SimOptions};
+use crate::sim::live::{LiveOptions, LiveSim};
+use crate::sim::scenario::{Scenario, load_scenario};
+
+pub fn run(args: &SimArgs) -> Result<i32> {
+    match &args.command {
+        SimCommand::Serve(a) => serve(a),
+    }
+}
+
+fn faults(args: &SimServeArgs) -> Result<FaultConfig> {
+    let mut cfg = match &args.faults {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--faults {}: cannot read", path.display()))?;
+            serde_json::from_str(&text).with_context(|| {
+                format!("--faults {}: not a fault configuration", path.display())
+            })?
+        }
+        None => FaultConfig::default(),
+    };
+    if let Some(secs) = args.fault_close_watches_every {
+        cfg.watch_close_after_seconds = Some(secs);
+    }
+    Ok(cfg)
+}
+
+fn serve(args: &SimServeArgs) -> Result<i32> {
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        anyhow::bail!("--speed must be a positive number, got {}", args.speed);
+    }
+    let scenario = match &args.scenario {
+        Some(path) => load_scenario(path).context("cannot load the scenario")?,
+        None => Scenario::seed(),
+    };
+    let faults = faults(args)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let cluster = SimCluster::from_scenario(&scenario, SimOptions::live());
+        let sim = LiveSim::start(
+            cluster,
+            LiveOptions {
+                listen: args.listen,
+                speed: args.speed,
+                faults,
+            },
+        )
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let path = args.kubeconfig_out.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("gangplank-sim-{}.kubeconfig", sim.addr().port()))
+        });
+        let path = absolute(path);
+        sim.write_kubeconfig(&path)
+            .with_context(|| format!("cannot write the kubeconfig to {}", path.display()))?;
+        println!(
+            "gangplank simulator serving {} ({})",
+            sim.url(),
+            scenario.name
+        );
+        println!("speed: {} simulated second(s) per second", args.speed);
+        println!("kubeconfig: {}", path.display());
+        println!("export KUBECONFIG={}", path.display());
+        println!("Press Ctrl-C to stop.");
+        wait_for_signal().await;
+        sim.shutdown().await;
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(0)
+}
+
+fn absolute(p: PathBuf) -> PathBuf {
+    if p.is_absolute() {
+        p
+    } else {
+        std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
+    }
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,216 @@
+//! Replays the seed tutorial with real kubectl against `gangplank sim serve` (the
+//! real binary) on the nodes-only scenario, and watches Kueue's behaviour through
+//! `kubectl get workloads`: the boss job preempts the two most recently admitted
+//! normal jobs, runs, and when it finishes those two are admitted again.
+//!
+//! Timing: `--speed 600` (one simulated hour = 6 s). The normal jobs run 3 h and the
+//! boss 1 h, so the boss finishes long before any normal job would; the test only
+//! observes states, each with a deadline.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+const SPEED: &str = "600";
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn kubectl_present() -> bool {
+    let ok = Command::new("kubectl")
+        .args(["version", "--client"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIPPED: kubectl not found on PATH");
+    }
+    ok
+}
+
+struct Kubectl {
+    kubeconfig: PathBuf,
+    home: PathBuf,
+}
+
+impl Kubectl {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.home.join("cache"))
+            .args(args)
+            .env("HOME", &self.home)
+            .output()
+            .expect("run kubectl");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn apply(&self, file: &Path) {
+        self.run(&["apply", "-f", file.to_str().unwrap()]);
+    }
+
+    fn workloads(&self) -> Vec<Value> {
+        let v: Value =
+            serde_json::from_str(&self.run(&["get", "workloads", "-A", "-o", "json"])).unwrap();
+        v["items"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Polls the workloads until `pred` holds (or panics at the deadline).
+    fn wait_for(&self, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let end = Instant::now() + DEADLINE;
+        loop {
+            let wls = self.workloads();
+            if pred(&wls) {
+                return wls;
+            }
+            assert!(
+                Instant::now() < end,
+                "timed out waiting for: {what}\n{wls:#?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn cond<'a>(o: &'a Value, t: &str) -> Option<(&'a str, &'a str)> {
+    o["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == t)
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or(""),
+                c["reason"].as_str().unwrap_or(""),
+            )
+        })
+}
+
+fn of_job<'a>(wls: &'a [Value], job: &str) -> Option<&'a Value> {
+    wls.iter()
+        .find(|w| w["metadata"]["ownerReferences"][0]["name"] == job)
+}
+
+fn is_admitted(wls: &[Value], job: &str) -> bool {
+    of_job(wls, job).is_some_and(|w| {
+        cond(w, "Admitted").is_some_and(|c| c.0 == "True")
+            && cond(w, "Evicted").is_none_or(|c| c.0 != "True")
+    })
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+#[test]
+fn tutorial_replay_with_kubectl() {
+    if !kubectl_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("sim.kubeconfig");
+    let server = Server(
+        Command::new(env!("CARGO_BIN_EXE_gangplank"))
+            .args(["sim", "serve", "--scenario"])
+            .arg(repo("docs/scenarios/nodes-only.yaml"))
+            .arg("--kubeconfig-out")
+            .arg(&kubeconfig)
+            .args(["--speed", SPEED])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start gangplank sim serve"),
+    );
+    let end = Instant::now() + DEADLINE;
+    while !kubeconfig.exists() {
+        assert!(Instant::now() < end, "no kubeconfig written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let k = Kubectl {
+        kubeconfig,
+        home: dir.path().to_path_buf(),
+    };
+    assert!(k.run(&["get", "nodes"]).contains("p4d-gpu-4"));
+    for f in [
+        "priorities.yaml",
+        "resource-flavor.yaml",
+        "cluster-queue.yaml",
+        "namespaces.yaml",
+        "nlp-local-queue.yaml",
+        "cv-local-queue.yaml",
+    ] {
+        k.apply(&repo(&format!("docs/tutorial/{f}")));
+    }
+    // The normal jobs one at a time, so that their admissions are ordered in time as
+    // in the tutorial (their `sim.gangplank.io/at` annotations are ignored via the API).
+    let text = std::fs::read_to_string(repo("docs/tutorial/normal-jobs.yaml")).unwrap();
+    let mut jobs = Vec::new();
+    for (i, doc) in text.split("\n---").enumerate() {
+        let Some(name) = doc
+            .lines()
+            .skip_while(|l| !l.starts_with("metadata:"))
+            .find_map(|l| l.trim().strip_prefix("name: "))
+        else {
+            continue;
+        };
+        let name = name.trim().to_string();
+        let file = dir.path().join(format!("normal-{i}.yaml"));
+        std::fs::write(&file, doc).unwrap();
+        k.apply(&file);
+        k.wait_for(&format!("{name} admitted"), |w| is_admitted(w, &name));
+        jobs.push(name);
+    }
+    assert_eq!(
+        jobs,
+        ["bert-pretrain", "resnet-sweep", "gpt-eval", "yolo-train"]
+    );
+
+    k.apply(&repo("docs/tutorial/boss-job.yaml"));
+    let boss = "boss-urgent-llama-finetune";
+    let wls = k.wait_for("the boss job admitted", |w| is_admitted(w, boss));
+    for victim in ["gpt-eval", "yolo-train"] {
+        let w = of_job(&wls, victim).unwrap();
+        assert_eq!(cond(w, "Evicted"), Some(("True", "Preempted")), "{victim}");
+        assert_eq!(
+            cond(w, "Preempted"),
+            Some(("True", "InClusterQueue")),
+            "{victim}"
+        );
+        assert_eq!(cond(w, "Requeued"), Some(("True", "Preempted")), "{victim}");
+        assert!(
+            w["status"]["admission"].is_null(),
+            "{victim} released its quota"
+        );
+    }
+    for kept in ["bert-pretrain", "resnet-sweep"] {
+        assert!(is_admitted(&wls, kept), "{kept} keeps running");
+    }
+    let pods = k.run(&["get", "pods", "-n", "nlp-team", "-o", "wide"]);
+    assert!(
+        pods.contains("boss-urgent-llama-finetune-master-0"),
+        "{pods}"
+    );
+
+    k.wait_for("the boss finished and both victims admitted again", |w| {
+        of_job(w, boss).is_some_and(|b| cond(b, "Finished").is_some_and(|c| c.0 == "True"))
+            && is_admitted(w, "gpt-eval")
+            && is_admitted(w, "yolo-train")
+    });
+    drop(server);
+}
