@@ -5,15 +5,64 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// gangplank: a terminal operations console for Kueue-governed GPU clusters.
+///
+/// Without a command, runs the console on the current kube context (or, with -f, on
+/// a dump of manifests). `gangplank demo` runs it on the embedded simulator.
 #[derive(Debug, Parser)]
 #[command(name = "gangplank", version, about, long_about = None)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+/// The console's own flags (also taken by `demo`).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ConsoleArgs {
+    #[command(flatten)]
+    pub cluster: crate::source::ClusterArgs,
+    /// Show a dump of manifests instead of a live cluster (files or directories).
+    #[arg(short = 'f', long = "filename", num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// Read-only: every action key answers that it is disabled; nothing is written.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Theme: dark (default), light, high-contrast or monochrome.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// Config file (default: config.toml in the XDG config dir; see `gangplank config`).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Write diagnostics to this file (nothing is printed while the console runs).
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Scenario file or directory (Kubernetes manifests); default: the bundled seed.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    /// Simulated seconds per wall-clock second (60: the seed story unfolds in seconds).
+    #[arg(long, default_value_t = 60.0)]
+    pub speed: f64,
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    /// Print the default configuration file (every key, commented).
+    #[arg(long)]
+    pub print_default: bool,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the console on the embedded simulated cluster (the seed tutorial's story).
+    Demo(DemoArgs),
     /// Show what Kueue will do next: admissions, preemptions and why each job waits.
     Plan(PlanArgs),
     /// Find governance mistakes that leave GPUs idle or let jobs bypass the queues.
@@ -24,6 +73,8 @@ pub enum Command {
     Sim(SimArgs),
     /// Play a scenario headless in virtual time and report what happened.
     Simulate(SimulateArgs),
+    /// Show the console's configuration (see docs/console.md).
+    Config(ConfigArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

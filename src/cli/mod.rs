@@ -1,6 +1,8 @@
 //! Command-line entry points: argument parsing and the headless subcommands.
 
 mod args;
+mod console;
+mod feed;
 mod doctor;
 mod history;
 mod live;
@@ -19,11 +21,14 @@ pub use args::{Cli, Command, OutputFormat};
 pub fn main() -> i32 {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Plan(args) => plan::run(args),
-        Command::Doctor(args) => doctor::run(args),
-        Command::History(args) => history::run(args),
-        Command::Sim(args) => sim::run(args),
-        Command::Simulate(args) => simulate::run(args),
+        None => console::run(&cli.console),
+        Some(Command::Demo(args)) => console::demo(args),
+        Some(Command::Config(args)) => config(args),
+        Some(Command::Plan(args)) => plan::run(args),
+        Some(Command::Doctor(args)) => doctor::run(args),
+        Some(Command::History(args)) => history::run(args),
+        Some(Command::Sim(args)) => sim::run(args),
+        Some(Command::Simulate(args)) => simulate::run(args),
     };
     match result {
         Ok(code) => code,
@@ -32,4 +37,17 @@ pub fn main() -> i32 {
             1
         }
     }
+}
+
+fn config(args: &args::ConfigArgs) -> anyhow::Result<i32> {
+    if args.print_default {
+        print!("{}", crate::tui::default_config_toml());
+    } else {
+        match crate::tui::Config::default_path() {
+            Some(p) => println!("config file: {}", p.display()),
+            None => println!("config file: (no home directory; defaults apply)"),
+        }
+        println!("print every key with its default: gangplank config --print-default");
+    }
+    Ok(0)
 }

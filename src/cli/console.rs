@@ -1,0 +1,177 @@
+//! The console commands: `gangplank` (live cluster), `gangplank -f DIR` (a dump, for
+//! post-mortems) and `gangplank demo` (the embedded simulator).
+//!
+//! The demo reaches the simulator through the same kube client, watchers, store and
+//! re-planner as a real cluster: only the kubeconfig differs.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use tokio::sync::watch;
+
+use super::args::{ConsoleArgs, DemoArgs};
+use super::feed;
+use crate::engine::{self, PlanOptions};
+use crate::model::load_paths;
+use crate::sim::cluster::{SimCluster, SimOptions};
+use crate::sim::live::{LiveOptions, LiveSim};
+use crate::sim::scenario::{Scenario, load_scenario};
+use crate::source::{self, ClusterArgs, LivePlan, ReplanOptions, Snapshot, SourceOptions};
+use crate::tui::color::ColorEnv;
+use crate::tui::{Config, ConsoleData, RunOptions, run_terminal};
+
+/// Keeps the log writer alive for the whole run (tracing-appender flushes on drop).
+pub struct LogGuard(#[allow(dead_code)] Option<tracing_appender::non_blocking::WorkerGuard>);
+
+/// `--log-file`: everything goes to that file; without it nothing is logged, because
+/// nothing may be printed while the console owns the terminal.
+pub fn init_logging(path: Option<&PathBuf>) -> Result<LogGuard> {
+    let Some(path) = path else {
+        return Ok(LogGuard(None));
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("--log-file {}: cannot open for writing", path.display()))?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("GANGPLANK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
+    Ok(LogGuard(Some(guard)))
+}
+
+fn run_options(args: &ConsoleArgs) -> Result<RunOptions> {
+    let mut config = Config::load(args.config.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(theme) = &args.theme {
+        config.theme = theme.clone();
+    }
+    RunOptions::from_config(&config, args.readonly.then_some(true), ColorEnv::from_env())
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// `gangplank [-f PATH...]`: the console on the current kube context or on a dump.
+pub fn run(args: &ConsoleArgs) -> Result<i32> {
+    let _log = init_logging(args.log_file.as_ref())?;
+    let opts = run_options(args)?;
+    if !args.files.is_empty() {
+        return run_static(args, opts);
+    }
+    let rt = runtime()?;
+    rt.block_on(async {
+        let context = args
+            .cluster
+            .context
+            .clone()
+            .unwrap_or_else(|| "current context".to_string());
+        live_console(&args.cluster, context, opts).await
+    })?;
+    Ok(0)
+}
+
+/// A dump of manifests: one snapshot, one plan, no network.
+fn run_static(args: &ConsoleArgs, opts: RunOptions) -> Result<i32> {
+    let state = match load_paths(&args.files) {
+        Ok(s) => s,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(1);
+        }
+    };
+    let now = jiff::Timestamp::now();
+    let plan = engine::plan(
+        &state,
+        &PlanOptions {
+            now: now.as_millisecond(),
+            ..PlanOptions::default()
+        },
+    );
+    let mut snap = Snapshot::empty(args.cluster.namespace.clone());
+    snap.state = state;
+    snap.taken_at = now;
+    let live_plan = LivePlan {
+        generation: 0,
+        plan,
+        drift: Vec::new(),
+        plan_time: std::time::Duration::ZERO,
+    };
+    let names: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
+    let data = feed::console_data(&snap, Some(&live_plan), &format!("file: {}", names.join(", ")), 1);
+    let (_tx, rx) = watch::channel::<ConsoleData>(data);
+    runtime()?.block_on(run_terminal(rx, opts))?;
+    Ok(0)
+}
+
+/// Watches the cluster the flags name and runs the console over it until `q`.
+async fn live_console(cluster: &ClusterArgs, context: String, opts: RunOptions) -> Result<()> {
+    let source_opts = SourceOptions {
+        namespace: cluster.namespace.clone(),
+        history_file: source::default_history_path(),
+        ..SourceOptions::default()
+    };
+    let client = source::connect(cluster, source_opts.read_timeout()).await?;
+    let handle = source::start(client, source_opts).await;
+    let (plans, replan_task) = source::replan::spawn(handle.snapshots(), ReplanOptions::default());
+    let (data, feed_task) = feed::spawn(handle.snapshots(), plans, context);
+    let result = run_terminal(data, opts).await;
+    feed_task.abort();
+    replan_task.abort();
+    handle.shutdown().await;
+    result
+}
+
+/// `gangplank demo`: the simulator in-process on loopback, and the console against it.
+pub fn demo(args: &DemoArgs) -> Result<i32> {
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        anyhow::bail!("--speed must be a positive number, got {}", args.speed);
+    }
+    let _log = init_logging(args.console.log_file.as_ref())?;
+    let opts = run_options(&args.console)?;
+    let scenario = match &args.scenario {
+        Some(path) => load_scenario(path).context("cannot load the scenario")?,
+        None => Scenario::seed(),
+    };
+    let rt = runtime()?;
+    rt.block_on(async {
+        let cluster = SimCluster::from_scenario(&scenario, SimOptions::live());
+        let sim = LiveSim::start(
+            cluster,
+            LiveOptions {
+                speed: args.speed,
+                ..LiveOptions::default()
+            },
+        )
+        .await
+        .context("cannot start the simulator on loopback")?;
+        let kubeconfig = std::env::temp_dir().join(format!(
+            "gangplank-demo-{}-{}.kubeconfig",
+            std::process::id(),
+            sim.addr().port()
+        ));
+        sim.write_kubeconfig(&kubeconfig)
+            .with_context(|| format!("cannot write {}", kubeconfig.display()))?;
+        let cluster_args = ClusterArgs {
+            kubeconfig: Some(kubeconfig.clone()),
+            context: Some("gangplank-sim".to_string()),
+            ..args.console.cluster.clone()
+        };
+        let context = format!("demo: {} at {}x", scenario.name, args.speed);
+        let result = live_console(&cluster_args, context, opts).await;
+        sim.shutdown().await;
+        let _ = std::fs::remove_file(&kubeconfig);
+        result
+    })?;
+    Ok(0)
+}

@@ -1,0 +1,152 @@
+//! The console's feed: live snapshots and plans in, [`ConsoleData`] out.
+//!
+//! One task joins the source's snapshot channel and the re-planner's plan channel,
+//! adapts them to the console's own types (plan → verdicts, doctor → Health rows,
+//! sync states → status bar) off the async workers, and publishes the result. The
+//! console only ever reads the published value: nothing renders from the network.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::doctor::{self, DoctorOptions};
+use crate::model::ClusterState;
+use crate::source::{self, LivePlan, Snapshot};
+use crate::tui::adapt::{health_rows, plan_view};
+use crate::tui::{ConsoleData, DriftRow, ResourceSync, SyncState, SyncStatus};
+
+/// The short names operators know (k9s / kueuectl) for the status bar.
+fn short_name(resource: &str) -> String {
+    let short = match resource {
+        "workloads" => "wl",
+        "clusterqueues" => "cq",
+        "localqueues" => "lq",
+        "resourceflavors" => "rf",
+        "cohorts" => "cohort",
+        "workloadpriorityclasses" => "wpc",
+        "priorityclasses" => "pc",
+        "namespaces" => "ns",
+        "pytorchjobs" => "ptj",
+        other => other,
+    };
+    short.to_string()
+}
+
+/// The source's per-resource sync states as the console's status bar shows them.
+pub fn sync_status(snap: &Snapshot) -> SyncStatus {
+    let resources = snap
+        .sync
+        .iter()
+        .map(|r| ResourceSync {
+            kind: short_name(&r.resource),
+            state: match &r.state {
+                source::SyncState::Waiting => SyncState::Syncing {
+                    done: 0,
+                    total: None,
+                },
+                source::SyncState::Syncing { listed } => SyncState::Syncing {
+                    done: *listed as u64,
+                    total: None,
+                },
+                source::SyncState::Synced => SyncState::Synced,
+                source::SyncState::Resyncing { since, .. } => SyncState::Resyncing {
+                    since: since.as_millisecond(),
+                },
+                source::SyncState::Forbidden { .. } => SyncState::Forbidden,
+                source::SyncState::NotServed { message } => {
+                    SyncState::Error(format!("not served: {message}"))
+                }
+                source::SyncState::Error { message, .. } => SyncState::Error(message.clone()),
+            },
+        })
+        .collect();
+    let last_event = snap
+        .sync
+        .iter()
+        .filter_map(|r| r.last_event.map(|t| t.as_millisecond()))
+        .max();
+    SyncStatus {
+        resources,
+        last_event,
+    }
+}
+
+/// Builds one [`ConsoleData`] from the latest snapshot and plan.
+pub fn console_data(
+    snap: &Snapshot,
+    plan: Option<&LivePlan>,
+    context: &str,
+    generation: u64,
+) -> ConsoleData {
+    let state: Arc<ClusterState> = Arc::new(snap.state.clone());
+    let report = doctor::run(&state, &DoctorOptions::at(snap.taken_at.as_millisecond()));
+    let plan_view = plan.map(|p| {
+        let mut view = plan_view(&p.plan, &state);
+        view.computed_at = Some(snap.taken_at.as_millisecond());
+        view.duration_ms = Some(p.plan_time.as_millis() as u64);
+        Arc::new(view)
+    });
+    let drift = plan
+        .map(|p| {
+            p.drift
+                .iter()
+                .map(|d| DriftRow {
+                    object: d.subject.clone(),
+                    field: format!("{:?}", d.kind),
+                    expected: d.engine.to_string(),
+                    actual: format!("{} ({})", d.kueue, d.detail),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    ConsoleData {
+        state,
+        plan: plan_view,
+        sync: sync_status(snap),
+        context: context.to_string(),
+        drift: Arc::new(drift),
+        audit: Arc::new(Vec::new()),
+        health: Arc::new(health_rows(&report)),
+        generation,
+    }
+}
+
+/// Spawns the feed task; the receiver always holds the newest console input.
+pub fn spawn(
+    mut snapshots: watch::Receiver<Arc<Snapshot>>,
+    mut plans: watch::Receiver<Option<Arc<LivePlan>>>,
+    context: String,
+) -> (watch::Receiver<ConsoleData>, JoinHandle<()>) {
+    let first = console_data(&snapshots.borrow(), None, &context, 0);
+    let (tx, rx) = watch::channel(first);
+    let task = tokio::spawn(async move {
+        let mut generation = 0u64;
+        loop {
+            tokio::select! {
+                changed = snapshots.changed() => if changed.is_err() { return },
+                changed = plans.changed() => if changed.is_err() { return },
+                _ = tx.closed() => return,
+            }
+            generation += 1;
+            let snap = snapshots.borrow_and_update().clone();
+            let plan = plans.borrow_and_update().clone();
+            let context = context.clone();
+            // Cloning the state and running doctor are CPU work: keep them off the
+            // async workers that carry the watches.
+            let built = tokio::task::spawn_blocking(move || {
+                console_data(&snap, plan.as_deref(), &context, generation)
+            })
+            .await;
+            match built {
+                Ok(data) => {
+                    if tx.send(data).is_err() {
+                        return;
+                    }
+                }
+                Err(err) => tracing::error!("console feed failed: {err}"),
+            }
+        }
+    });
+    (rx, task)
+}
