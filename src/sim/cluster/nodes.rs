@@ -221,9 +221,9 @@ pub(crate) fn tolerations(spec: &Value) -> Vec<Toleration> {
 
 /// What placement needs from a pod object.
 pub(crate) fn pod_needs(pod: &Value) -> PodNeeds {
-    let spec = pod.get("spec").cloned().unwrap_or(Value::Null);
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
     PodNeeds {
-        requests: pod_requests(&spec),
+        requests: pod_requests(spec),
         node_selector: spec
             .get("nodeSelector")
             .and_then(Value::as_object)
@@ -233,6 +233,6 @@ pub(crate) fn pod_needs(pod: &Value) -> PodNeeds {
                     .collect()
             })
             .unwrap_or_default(),
-        tolerations: tolerations(&spec),
+        tolerations: tolerations(spec),
     }
 }
