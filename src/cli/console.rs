@@ -108,7 +108,12 @@ fn run_static(args: &ConsoleArgs, opts: RunOptions) -> Result<i32> {
         plan_time: std::time::Duration::ZERO,
     };
     let names: Vec<String> = args.files.iter().map(|p| p.display().to_string()).collect();
-    let data = feed::console_data(&snap, Some(&live_plan), &format!("file: {}", names.join(", ")), 1);
+    let data = feed::console_data(
+        &snap,
+        Some(&live_plan),
+        &format!("file: {}", names.join(", ")),
+        1,
+    );
     let (_tx, rx) = watch::channel::<ConsoleData>(data);
     runtime()?.block_on(run_terminal(rx, opts))?;
     Ok(0)

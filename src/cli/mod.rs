@@ -2,8 +2,8 @@
 
 mod args;
 mod console;
-mod feed;
 mod doctor;
+mod feed;
 mod history;
 mod live;
 mod plan;

@@ -44,7 +44,9 @@ pub fn state_style(theme: &Theme, state: WlState) -> Style {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
-    let wide = area.width >= 120;
+    // Nine columns need room: below 150 the name would be squeezed to ~28 characters,
+    // too short for Kueue's generated workload names.
+    let wide = area.width >= 150;
     let (list_area, detail_area) = if !app.detail {
         (area, None)
     } else if wide {

@@ -1,0 +1,149 @@
+//! End to end: the real binary's `gangplank demo` driven in tmux, read with
+//! capture-pane, as an operator would see it. Every wait is on a screen condition
+//! with a deadline.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(width: u16, height: u16) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!("tmux is not installed: skipping the end-to-end console test");
+            return None;
+        }
+        let tmux = Tmux {
+            socket: format!("gangplank-e2e-{}", std::process::id()),
+        };
+        let ok = tmux
+            .cmd(&[
+                "new-session",
+                "-d",
+                "-s",
+                "e2e",
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+                "bash --norc --noprofile",
+            ])
+            .status
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Some(tmux)
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    fn send(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        assert!(self.cmd(&args).status.success());
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
+    }
+
+    /// Polls the screen until `pred` holds; panics with the last screen at the deadline.
+    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+fn rows_with<'a>(screen: &'a str, needle: &str) -> Vec<&'a str> {
+    screen.lines().filter(|l| l.contains(needle)).collect()
+}
+
+#[test]
+fn demo_tells_the_seed_story_and_restores_the_terminal() {
+    let Some(tmux) = Tmux::start(120, 36) else {
+        return;
+    };
+    let bin = env!("CARGO_BIN_EXE_gangplank");
+    tmux.send(&[&format!("{bin} demo --speed 120; echo EXIT=$?"), "Enter"]);
+
+    // Queues view: the pool is full once the four normal jobs run.
+    tmux.wait_for("the console to start", 60, |s| {
+        s.contains("Workloads") && s.contains("Queues")
+    });
+    tmux.send(&["1"]);
+    tmux.wait_for("hyperpod-global-queue at 32/32 GPUs", 60, |s| {
+        rows_with(s, "hyperpod-global-queue")
+            .iter()
+            .any(|l| l.contains("32/32"))
+    });
+
+    // Workloads view: at 10 simulated minutes (5 s at 120x) the boss job arrives,
+    // Kueue preempts the two newest normal jobs and admits it.
+    tmux.send(&["2"]);
+    let screen = tmux.wait_for("the boss job admitted and two jobs preempted", 90, |s| {
+        let boss_admitted = rows_with(s, "boss-urgent")
+            .iter()
+            .any(|l| l.contains("Admitted"));
+        let preempted = s.lines().filter(|l| l.contains("Preempted")).count();
+        boss_admitted && preempted == 2
+    });
+    let preempted: Vec<&str> = rows_with(&screen, "Preempted");
+    assert!(preempted.iter().any(|l| l.contains("gpt-eval")), "{screen}");
+    assert!(
+        preempted.iter().any(|l| l.contains("yolo-train")),
+        "{screen}"
+    );
+
+    // `/boss` narrows the workloads view to it.
+    tmux.send(&["/"]);
+    tmux.send(&["-l", "boss"]);
+    tmux.send(&["Enter"]);
+    tmux.wait_for("the filter to narrow the list to the boss job", 10, |s| {
+        s.contains("filter: boss")
+            && rows_with(s, "boss-urgent").len() == 1
+            && !s.contains("bert-pretrain")
+            && !s.contains("resnet-sweep")
+    });
+
+    // `?` shows the key help, generated from the keymap.
+    tmux.send(&["?"]);
+    tmux.wait_for("the key help", 10, |s| {
+        s.contains("quit") && s.contains("filter")
+    });
+    tmux.send(&["?"]);
+    tmux.wait_for("the help to close", 10, |s| {
+        !s.contains("show or hide this help")
+    });
+
+    // `q` exits and the shell gets its terminal back.
+    tmux.send(&["q"]);
+    let screen = tmux.wait_for("the demo to exit", 20, |s| s.contains("EXIT=0"));
+    assert!(
+        !screen.contains("Workloads ·"),
+        "the console's screen is gone:\n{screen}"
+    );
+}
