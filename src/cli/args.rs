@@ -75,6 +75,8 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// Show the console's configuration (see docs/console.md).
     Config(ConfigArgs),
+    /// Serve the console read-only over SSH to many viewers from one set of watches.
+    ServeSsh(ServeSshArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -213,4 +215,37 @@ pub struct SimulateArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeSshArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:2222")]
+    pub listen: std::net::SocketAddr,
+    /// OpenSSH authorized_keys file: the public keys allowed to watch (re-read on change).
+    #[arg(long, value_name = "FILE")]
+    pub authorized_keys: PathBuf,
+    /// Host key (ed25519); generated with mode 0600 on first run. Default: in the XDG state dir.
+    #[arg(long, value_name = "PATH")]
+    pub host_key: Option<PathBuf>,
+    /// Maximum concurrent viewer sessions.
+    #[arg(long, default_value_t = 8)]
+    pub max_sessions: usize,
+    /// End a session after this long without input (e.g. 30m; 0 = never, for wall screens).
+    #[arg(long, default_value = "30m")]
+    pub idle_timeout: String,
+    /// Serve the embedded simulator's seed scenario instead of a cluster.
+    #[arg(long)]
+    pub demo: bool,
+    /// With --demo: simulated seconds per wall-clock second.
+    #[arg(long, default_value_t = 60.0)]
+    pub speed: f64,
+    #[command(flatten)]
+    pub cluster: crate::source::ClusterArgs,
+    /// Config file for the viewers' console (theme, keys, default view).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Write diagnostics (including every authentication attempt) to this file.
+    #[arg(long, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
 }

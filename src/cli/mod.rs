@@ -8,6 +8,7 @@ mod history;
 mod live;
 mod plan;
 mod plan_table;
+mod serve_ssh;
 mod sim;
 mod simulate;
 mod table;
@@ -24,6 +25,7 @@ pub fn main() -> i32 {
         None => console::run(&cli.console),
         Some(Command::Demo(args)) => console::demo(args),
         Some(Command::Config(args)) => config(args),
+        Some(Command::ServeSsh(args)) => serve_ssh::run(args),
         Some(Command::Plan(args)) => plan::run(args),
         Some(Command::Doctor(args)) => doctor::run(args),
         Some(Command::History(args)) => history::run(args),

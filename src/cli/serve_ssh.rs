@@ -1,0 +1,213 @@
+//! `gangplank serve-ssh`: the console, read-only, for many SSH viewers over one set
+//! of cluster watches.
+//!
+//! Sessions are read-only by construction: each gets its own console `App` (view,
+//! filter, selection, theme, size) over the shared `ConsoleData` feed, and nothing
+//! else — no kube client, no action channel.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use tokio::sync::watch;
+
+use super::args::ServeSshArgs;
+use super::feed;
+use crate::sim::cluster::{SimCluster, SimOptions};
+use crate::sim::live::{LiveOptions, LiveSim};
+use crate::sim::scenario::Scenario;
+use crate::source::{self, ClusterArgs, ReplanOptions, SourceOptions};
+use crate::ssh::{self, KeyOutcome, SessionApp, SessionAppFactory, SessionInfo, SshServerOptions};
+use crate::tui::color::{ColorDepth, ColorEnv};
+use crate::tui::{App, Config, ConsoleData, Effect, Msg, Theme, update, view};
+
+/// One viewer's console.
+struct ConsoleSession {
+    app: App,
+}
+
+impl SessionApp<ConsoleData> for ConsoleSession {
+    fn on_key(&mut self, key: KeyEvent) -> KeyOutcome {
+        let effects = update(&mut self.app, Msg::Key(key));
+        if effects.iter().any(|e| matches!(e, Effect::Quit)) {
+            KeyOutcome::Quit
+        } else {
+            KeyOutcome::Continue
+        }
+    }
+
+    fn on_resize(&mut self, cols: u16, rows: u16) {
+        update(&mut self.app, Msg::Resize(cols, rows));
+    }
+
+    fn render(&mut self, data: &ConsoleData, frame: &mut Frame<'_>) {
+        self.app
+            .observe(data, jiff::Timestamp::now().as_millisecond());
+        view(&self.app, data, frame);
+    }
+}
+
+/// Builds a read-only console per session over the shared feed.
+struct ConsoleFactory {
+    data: watch::Receiver<ConsoleData>,
+    config: Config,
+}
+
+impl SessionAppFactory for ConsoleFactory {
+    type Data = ConsoleData;
+
+    fn subscribe(&self) -> watch::Receiver<ConsoleData> {
+        self.data.clone()
+    }
+
+    fn new_session(&self, info: &SessionInfo) -> Box<dyn SessionApp<ConsoleData>> {
+        let env = match info.color_depth {
+            ssh::ColorDepth::None => ColorEnv {
+                depth: ColorDepth::Ansi16,
+                no_color: true,
+            },
+            ssh::ColorDepth::Ansi16 => ColorEnv {
+                depth: ColorDepth::Ansi16,
+                no_color: false,
+            },
+            ssh::ColorDepth::Ansi256 => ColorEnv {
+                depth: ColorDepth::Ansi256,
+                no_color: false,
+            },
+            ssh::ColorDepth::TrueColor => ColorEnv {
+                depth: ColorDepth::TrueColor,
+                no_color: false,
+            },
+        };
+        let theme = self
+            .config
+            .theme(env)
+            .or_else(|_| Theme::resolve("dark", None, env))
+            .unwrap_or_default();
+        let keymap = self.config.keymap().unwrap_or_default();
+        // Read-only is not a setting here: a viewer session cannot write at all.
+        let mut app = App::new(keymap, theme, true, self.config.default_view);
+        update(&mut app, Msg::Resize(info.size.0, info.size.1));
+        Box::new(ConsoleSession { app })
+    }
+}
+
+fn parse_duration(text: &str) -> Result<Option<Duration>> {
+    let text = text.trim();
+    if text == "0" || text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let (num, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = num
+        .parse()
+        .with_context(|| format!("--idle-timeout {text:?}: expected e.g. 30m, 2h, 90s or 0"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => anyhow::bail!("--idle-timeout {text:?}: unknown unit {unit:?} (use s, m, h or d)"),
+    };
+    Ok(Some(Duration::from_secs(secs)))
+}
+
+/// Runs `serve-ssh` until interrupted.
+pub fn run(args: &ServeSshArgs) -> Result<i32> {
+    let _log = super::console::init_logging(args.log_file.as_ref())?;
+    let config = Config::load(args.config.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let opts = SshServerOptions {
+        listen: args.listen,
+        authorized_keys: args.authorized_keys.clone(),
+        host_key: args.host_key.clone(),
+        max_sessions: args.max_sessions,
+        idle_timeout: parse_duration(&args.idle_timeout)?,
+        ..SshServerOptions::default()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        // With --demo the watches go to the embedded simulator, through the same client.
+        let mut sim = None;
+        let mut cluster = args.cluster.clone();
+        let mut context = cluster
+            .context
+            .clone()
+            .unwrap_or_else(|| "current context".into());
+        if args.demo {
+            let live = LiveSim::start(
+                SimCluster::from_scenario(&Scenario::seed(), SimOptions::live()),
+                LiveOptions {
+                    speed: args.speed,
+                    ..LiveOptions::default()
+                },
+            )
+            .await
+            .context("cannot start the simulator")?;
+            let path = std::env::temp_dir().join(format!(
+                "gangplank-ssh-demo-{}.kubeconfig",
+                std::process::id()
+            ));
+            live.write_kubeconfig(&path)?;
+            cluster = ClusterArgs {
+                kubeconfig: Some(path),
+                context: Some("gangplank-sim".into()),
+                ..cluster
+            };
+            context = "demo: seed".into();
+            sim = Some(live);
+        }
+        let source_opts = SourceOptions {
+            namespace: cluster.namespace.clone(),
+            ..SourceOptions::default()
+        };
+        let client = source::connect(&cluster, source_opts.read_timeout()).await?;
+        let handle = source::start(client, source_opts).await;
+        let (plans, _replan) = source::replan::spawn(handle.snapshots(), ReplanOptions::default());
+        let (data, _feed) = feed::spawn(handle.snapshots(), plans, context);
+        let factory = Arc::new(ConsoleFactory { data, config });
+        let server = ssh::serve(opts, factory, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+        println!("gangplank serve-ssh listening on {}", server.local_addr());
+        println!("host key fingerprint: {}", server.host_key_fingerprint());
+        server.wait().await;
+        handle.shutdown().await;
+        if let Some(sim) = sim {
+            sim.shutdown().await;
+        }
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_timeout_parses_units_and_off() {
+        assert_eq!(
+            parse_duration("30m").unwrap(),
+            Some(Duration::from_secs(1800))
+        );
+        assert_eq!(
+            parse_duration("90s").unwrap(),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(
+            parse_duration("2h").unwrap(),
+            Some(Duration::from_secs(7200))
+        );
+        assert_eq!(parse_duration("0").unwrap(), None);
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5y").is_err());
+    }
+}
