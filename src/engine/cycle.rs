@@ -319,8 +319,7 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
                     e.outcome = EntryOutcome::SkippedNoLongerFits;
                     continue;
                 }
-                let usage = a.usage.clone();
-                st.admit(e.wl, e.cq, usage);
+                st.admit(e.wl, e.cq, &a.usage);
             }
             _ => {}
         }

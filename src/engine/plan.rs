@@ -34,7 +34,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             if matches!(e.outcome, EntryOutcome::Admitted) {
                 let a = e.assignment.as_ref().expect("admitted has assignment");
                 out.admitted.push(PlanAdmitted {
-                    workload: st.wls[e.wl].key.clone(),
+                    workload: st.wls[e.wl].key(),
                     cluster_queue: st.cqs[e.cq].name().to_string(),
                     flavors: a.flavor_map(),
                     borrowing: a.borrowing > 0,
@@ -47,8 +47,8 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
         for (t, by) in &res.victims {
             let cq = st.wls[t.wl].cq.expect("victim has cq");
             out.preempted.push(PlanPreempted {
-                workload: st.wls[t.wl].key.clone(),
-                by: st.wls[*by].key.clone(),
+                workload: st.wls[t.wl].key(),
+                by: st.wls[*by].key(),
                 reason: t.reason,
                 cluster_queue: st.cqs[cq].name().to_string(),
             });
@@ -172,7 +172,7 @@ pub fn pending_list(
             ex.position_in_cluster_queue = Some(i + 1);
             ex.position_in_local_queue = Some(*p);
             out.push(PlanPending {
-                workload: st.wls[w].key.clone(),
+                workload: st.wls[w].key(),
                 cluster_queue: Some(st.cqs[cq].name().to_string()),
                 position: Some(i + 1),
                 reason: ex.reason.clone(),
@@ -182,10 +182,10 @@ pub fn pending_list(
     }
     let mut not_queued = Vec::new();
     for (w, info) in st.wls.iter().enumerate() {
-        if let WlState::NotQueued(why) = &info.state {
+        if let WlState::NotQueued(why) = info.state {
             let ex = explain::for_not_queued(st, w, why);
             not_queued.push(PlanPending {
-                workload: info.key.clone(),
+                workload: info.key(),
                 cluster_queue: ex.cluster_queue.clone(),
                 position: None,
                 reason: ex.reason.clone(),
