@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Quantity, ReclaimWithinCohort, WithinClusterQueue};
+use crate::model::{Quantity, ReclaimWithinCohort, WithinClusterQueue, Workload};
 
 use super::cycle::{Entry, EntryOutcome};
 use super::flavor::{Failure, PMode, QuotaNote};
@@ -84,16 +84,20 @@ fn base(st: &EngineState<'_>, wl: WlIdx, cq: Option<CqIdx>, kind: PendingKind) -
         condition_reason: "Pending".to_string(),
         message: String::new(),
         cluster_queue: cq.map(|c| st.cqs[c].name().to_string()),
-        local_queue: w
-            .queue_name
-            .as_ref()
-            .map(|l| format!("{}/{}", w.namespace, l)),
+        local_queue: local_queue_label(w),
         position_in_cluster_queue: None,
         position_in_local_queue: None,
         needs: Vec::new(),
         waiting_for: Vec::new(),
         evaluated: false,
     }
+}
+
+/// `namespace/queue-name` of the LocalQueue a workload names.
+pub fn local_queue_label(w: &Workload) -> Option<String> {
+    w.queue_name
+        .as_ref()
+        .map(|l| format!("{}/{}", w.namespace, l))
 }
 
 fn need_of(n: &QuotaNote) -> ResourceNeed {

@@ -10,7 +10,7 @@ use crate::model::{Admission, ClusterState, PodSetAssignment, Quantity};
 use super::PlanOptions;
 use super::cycle::{self, EntryOutcome};
 use super::explain::{self, Explanation};
-use super::plan::queue_order;
+use super::pending::queue_order;
 use super::preemption::PreemptionReason;
 use super::state::{EngineState, WlState};
 
