@@ -85,9 +85,9 @@ fn source<'e>(
 /// `explain::for_queued` depends on the workload only through whether it is the
 /// StrictFIFO head and through its LocalQueue label, so a ClusterQueue needs at most
 /// two of them: [for the head, for the others], built on first use.
-type Templates = [Option<Explanation>; 2];
+pub type Templates = [Option<Explanation>; 2];
 
-fn template<'t>(
+pub fn template<'t>(
     templates: &'t mut Templates,
     st: &EngineState<'_>,
     w: WlIdx,
@@ -105,7 +105,26 @@ pub fn pending_list(
     last: &LastExplanations,
     with_explanations: bool,
 ) -> Vec<PlanPending> {
-    let mut out = Vec::new();
+    let mut not_queued = Vec::new();
+    for (w, info) in st.wls.iter().enumerate() {
+        if let WlState::NotQueued(why) = info.state {
+            let ex = explain::for_not_queued(st, w, why);
+            not_queued.push(PlanPending {
+                workload: info.key(),
+                cluster_queue: ex.cluster_queue.clone(),
+                position: None,
+                reason: ex.reason.clone(),
+                explanation: with_explanations.then(|| Box::new(ex)),
+            });
+        }
+    }
+    // Sized up front: a plan builds one of these per cycle, tens of thousands long.
+    let queued: usize = st
+        .cqs
+        .iter()
+        .map(|c| c.heap.len() + c.inadmissible.len())
+        .sum();
+    let mut out = Vec::with_capacity(queued + not_queued.len());
     for cq in 0..st.cqs.len() {
         let order = queue_order(st, cq);
         if order.is_empty() {
@@ -114,7 +133,6 @@ pub fn pending_list(
         let strict_head = strict_head(st, cq);
         let cq_name = st.cqs[cq].name();
         let mut templates: Templates = [None, None];
-        out.reserve(order.len());
         let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
         for (i, &w) in order.iter().enumerate() {
             let (reason, explanation) = match source(st, last, w, cq, strict_head) {
@@ -143,19 +161,6 @@ pub fn pending_list(
                 position: Some(i + 1),
                 reason,
                 explanation,
-            });
-        }
-    }
-    let mut not_queued = Vec::new();
-    for (w, info) in st.wls.iter().enumerate() {
-        if let WlState::NotQueued(why) = info.state {
-            let ex = explain::for_not_queued(st, w, why);
-            not_queued.push(PlanPending {
-                workload: info.key(),
-                cluster_queue: ex.cluster_queue.clone(),
-                position: None,
-                reason: ex.reason.clone(),
-                explanation: with_explanations.then(|| Box::new(ex)),
             });
         }
     }

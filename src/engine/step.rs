@@ -10,7 +10,7 @@ use crate::model::{Admission, ClusterState, PodSetAssignment, Quantity};
 use super::PlanOptions;
 use super::cycle::{self, EntryOutcome};
 use super::explain::{self, Explanation};
-use super::pending::queue_order;
+use super::pending::{Templates, queue_order, template};
 use super::preemption::PreemptionReason;
 use super::state::{EngineState, WlState};
 
@@ -203,11 +203,16 @@ pub fn schedule_cycle(
             .then(|| st.cqs[cq].heap.first().map(|k| k.idx))
             .flatten();
         let order = queue_order(&st, cq);
+        let mut templates: Templates = [None, None];
         let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
         for (i, &w) in order.iter().enumerate() {
             let mut ex = match explanations.get(&w) {
                 Some(e) => e.clone(),
-                None => explain::for_queued(&st, w, cq, strict_head),
+                None => {
+                    let mut ex = template(&mut templates, &st, w, cq, strict_head).clone();
+                    ex.local_queue = explain::local_queue_label(st.wls[w].wl);
+                    ex
+                }
             };
             let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);
             *p += 1;
