@@ -3,7 +3,9 @@
 //! and 50,000 pending workloads), beside a baseline measured in the same run: one pass
 //! over every workload summing its requests, the least any planner must do.
 //!
-//! Run: `cargo bench --bench engine` (add `-- --quick` for a smaller cluster).
+//! Run: `cargo bench --bench engine` (add `-- --quick` for a smaller cluster). For a
+//! profiler, `-- --only snapshot|cycle|step|plan [--heavy]` repeats one phase on one cluster
+//! (e.g. under `perf record` or `valgrind --tool=callgrind`) without timing the others.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -184,8 +186,58 @@ fn measure(label: &str, state: &ClusterState) {
     );
 }
 
+/// Repeats one phase (`--only <phase>`) so a profiler sees nothing else.
+fn profile_phase(phase: &str, state: &ClusterState, repeat: usize) {
+    let opts = PlanOptions {
+        now: 1_767_312_000_000,
+        ..PlanOptions::default()
+    };
+    let fresh = EngineState::new(state, &opts);
+    for _ in 0..repeat {
+        match phase {
+            "snapshot" => drop(black_box(EngineState::new(state, &opts))),
+            "cycle" => {
+                let mut st = fresh.clone();
+                black_box(cycle::run(&mut st));
+            }
+            "step" => drop(black_box(engine::schedule_cycle(
+                state,
+                &SchedulerMemory::default(),
+                &opts,
+            ))),
+            "plan" => drop(black_box(engine::plan(state, &opts))),
+            other => panic!("unknown phase {other}"),
+        }
+    }
+}
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    if let Some(i) = args.iter().position(|a| a == "--only") {
+        let phase = args.get(i + 1).map_or("plan", String::as_str);
+        let repeat = args
+            .iter()
+            .position(|a| a == "--repeat")
+            .and_then(|j| args.get(j + 1))
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(1);
+        let state = if args.iter().any(|a| a == "--heavy") {
+            preemption_heavy()
+        } else if quick {
+            generate(&SyntheticSpec {
+                cohorts: 10,
+                nodes: 500,
+                admitted_workloads: 2_000,
+                pending_workloads: 5_000,
+                ..SyntheticSpec::large()
+            })
+        } else {
+            generate(&SyntheticSpec::large())
+        };
+        profile_phase(phase, &state, repeat);
+        return;
+    }
     let spec = if quick {
         SyntheticSpec {
             cohorts: 10,

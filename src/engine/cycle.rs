@@ -170,16 +170,14 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
     let mut ns_cache: BTreeMap<(&str, CqIdx), bool> = BTreeMap::new();
     for (wl, cq) in heads {
         let w = st.wls[wl].wl;
-        let ns_ok = *ns_cache
-            .entry((w.namespace.as_str(), cq))
-            .or_insert_with(|| {
-                let ns_labels = st.namespace_labels(&w.namespace);
-                st.cqs[cq]
-                    .spec
-                    .namespace_selector
-                    .as_ref()
-                    .is_some_and(|s| s.matches(&ns_labels))
-            });
+        let ns_ok = match &st.cqs[cq].spec.namespace_selector {
+            None => false,
+            // `{}` matches every namespace: no need to build its labels
+            Some(s) if s.match_labels.is_empty() && s.match_expressions.is_empty() => true,
+            Some(s) => *ns_cache
+                .entry((w.namespace.as_str(), cq))
+                .or_insert_with(|| s.matches(&st.namespace_labels(&w.namespace))),
+        };
         if !ns_ok {
             entries.push(Entry {
                 wl,
@@ -319,8 +317,7 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
                     e.outcome = EntryOutcome::SkippedNoLongerFits;
                     continue;
                 }
-                let usage = a.usage.clone();
-                st.admit(e.wl, e.cq, usage);
+                st.admit(e.wl, e.cq, &a.usage);
             }
             _ => {}
         }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Quantity, ReclaimWithinCohort, WithinClusterQueue};
+use crate::model::{Quantity, ReclaimWithinCohort, WithinClusterQueue, Workload};
 
 use super::cycle::{Entry, EntryOutcome};
 use super::flavor::{Failure, PMode, QuotaNote};
@@ -84,16 +84,20 @@ fn base(st: &EngineState<'_>, wl: WlIdx, cq: Option<CqIdx>, kind: PendingKind) -
         condition_reason: "Pending".to_string(),
         message: String::new(),
         cluster_queue: cq.map(|c| st.cqs[c].name().to_string()),
-        local_queue: w
-            .queue_name
-            .as_ref()
-            .map(|l| format!("{}/{}", w.namespace, l)),
+        local_queue: local_queue_label(w),
         position_in_cluster_queue: None,
         position_in_local_queue: None,
         needs: Vec::new(),
         waiting_for: Vec::new(),
         evaluated: false,
     }
+}
+
+/// `namespace/queue-name` of the LocalQueue a workload names.
+pub fn local_queue_label(w: &Workload) -> Option<String> {
+    w.queue_name
+        .as_ref()
+        .map(|l| format!("{}/{}", w.namespace, l))
 }
 
 fn need_of(n: &QuotaNote) -> ResourceNeed {
@@ -210,7 +214,7 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
         EntryOutcome::Preempting => {
             ex.kind = PendingKind::WaitingForPreemptedWorkloads;
             ex.condition_reason = "WaitingForPreemptedWorkloads".to_string();
-            ex.waiting_for = e.targets.iter().map(|t| st.wls[t.wl].key.clone()).collect();
+            ex.waiting_for = e.targets.iter().map(|t| st.wls[t.wl].key()).collect();
             let n = e.targets.len();
             ex.message = format!("Pending the preemption of {n} workload(s)");
             ex.reason = format!(
@@ -360,8 +364,14 @@ fn kueue_quota_message(needs: &[ResourceNeed], failure: Option<&Option<Failure>>
 }
 
 /// Explanation for a pending workload that Kueue keeps in no queue.
-pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: &NotQueued) -> Explanation {
+pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: NotQueued) -> Explanation {
     let cq = st.wls[wl].cq;
+    let w = st.wls[wl].wl;
+    let lq = st.local_queue_of(wl);
+    let lq_name = || {
+        lq.map(|l| format!("{}/{}", l.namespace, l.name))
+            .unwrap_or_default()
+    };
     let mut ex = base(st, wl, None, PendingKind::Inactive);
     match why {
         NotQueued::NoQueueName => {
@@ -370,21 +380,22 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: &NotQueued) -> Expla
                 "no LocalQueue named: set the kueue.x-k8s.io/queue-name label (or spec.queueName)"
                     .to_string();
         }
-        NotQueued::LocalQueueNotFound { namespace, name } => {
+        NotQueued::LocalQueueNotFound => {
+            let (namespace, name) = (&w.namespace, w.queue_name.as_deref().unwrap_or_default());
             ex.kind = PendingKind::LocalQueueNotFound;
             ex.reason = format!("LocalQueue {namespace}/{name} not found");
             ex.message = format!("LocalQueue {name} doesn't exist");
         }
-        NotQueued::ClusterQueueNotFound {
-            local_queue,
-            cluster_queue,
-        } => {
+        NotQueued::ClusterQueueNotFound => {
+            let local_queue = lq_name();
+            let cluster_queue = lq.map(|l| l.cluster_queue.as_str()).unwrap_or_default();
             ex.kind = PendingKind::ClusterQueueNotFound;
             ex.reason =
                 format!("ClusterQueue {cluster_queue} (from LocalQueue {local_queue}) not found");
             ex.message = format!("ClusterQueue {cluster_queue} doesn't exist");
         }
-        NotQueued::LocalQueueStopped { local_queue } => {
+        NotQueued::LocalQueueStopped => {
+            let local_queue = lq_name();
             ex.kind = PendingKind::LocalQueueStopped;
             ex.cluster_queue = cq.map(|c| st.cqs[c].name().to_string());
             ex.reason = format!("LocalQueue {local_queue} is stopped (stopPolicy is not None)");
@@ -398,10 +409,10 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: &NotQueued) -> Expla
                     .to_string();
             ex.message = "The workload is deactivated".to_string();
         }
-        NotQueued::PriorityError(e) => {
+        NotQueued::PriorityError => {
             ex.kind = PendingKind::PriorityClassError;
             ex.cluster_queue = cq.map(|c| st.cqs[c].name().to_string());
-            ex.reason = e.clone();
+            ex.reason = w.priority_error.clone().unwrap_or_default();
         }
     }
     if ex.message.is_empty() {
@@ -421,7 +432,7 @@ pub fn for_requeued_victim(
     let mut ex = base(st, wl, Some(cq), PendingKind::Queued);
     ex.reason = format!(
         "preempted by {} ({reason}) and requeued with its original position; waits for quota",
-        st.wls[by].key
+        st.wls[by].key()
     );
     ex.condition_reason = "Pending".to_string();
     ex.message = ex.reason.clone();
@@ -449,7 +460,7 @@ pub fn for_queued(
             ex.kind = PendingKind::BlockedByStrictFifo;
             ex.reason = format!(
                 "blocked behind {} (ClusterQueue {name} uses StrictFIFO)",
-                st.wls[h].key
+                st.wls[h].key()
             );
         }
         _ => {

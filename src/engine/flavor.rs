@@ -305,7 +305,7 @@ pub fn assign(
         let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods);
         let mut chosen: BTreeMap<String, ResourceChoice> = BTreeMap::new();
         for (res, &qty) in &requests {
-            let Some(&rg_idx) = st.cqs[cq].rg_of.get(res) else {
+            let Some(&rg_idx) = st.cqs[cq].rg_of.get(res.as_str()) else {
                 if qty == 0 {
                     continue;
                 }

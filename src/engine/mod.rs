@@ -13,6 +13,7 @@ pub mod cycle;
 pub mod explain;
 pub mod flavor;
 pub mod output;
+pub mod pending;
 pub mod plan;
 pub mod preemption;
 pub mod proposals;

@@ -58,9 +58,10 @@ pub struct PlanPending {
     /// (missing LocalQueue/ClusterQueue, inactive workload, stopped LocalQueue).
     pub position: Option<usize>,
     pub reason: String,
-    /// Full explanation (only on the last cycle, to keep plans small).
+    /// Full explanation (only on the last cycle, to keep plans small). Boxed: a plan
+    /// holds one `PlanPending` per pending workload per cycle, nearly all without one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub explanation: Option<Explanation>,
+    pub explanation: Option<Box<Explanation>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

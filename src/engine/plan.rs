@@ -3,14 +3,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::{ClusterState, Quantity, QueueingStrategy};
+use crate::model::{ClusterState, Quantity};
 
 use super::PlanOptions;
 use super::cycle::{self, EntryOutcome};
-use super::explain::{self, Explanation};
+use super::explain;
 use super::output::{
-    ClusterQueueUsage, Plan, PlanAdmitted, PlanCycle, PlanPending, PlanPreempted, UsageFigures,
+    ClusterQueueUsage, Plan, PlanAdmitted, PlanCycle, PlanPreempted, UsageFigures,
 };
+use super::pending::{LastExplanations, pending_list};
 use super::state::{CqIdx, EngineState, WlIdx, WlState};
 
 /// Runs the next cycle exactly as Kueue would, then following cycles until one
@@ -18,7 +19,7 @@ use super::state::{CqIdx, EngineState, WlIdx, WlState};
 pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
     let mut st = EngineState::new(state, opts);
     let cluster_queues = usage_report(&st);
-    let mut last: BTreeMap<WlIdx, Explanation> = BTreeMap::new();
+    let mut last: LastExplanations = vec![None; st.wls.len()];
     let mut cycles = Vec::new();
     let mut converged = false;
     let mut first = true;
@@ -34,26 +35,28 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             if matches!(e.outcome, EntryOutcome::Admitted) {
                 let a = e.assignment.as_ref().expect("admitted has assignment");
                 out.admitted.push(PlanAdmitted {
-                    workload: st.wls[e.wl].key.clone(),
+                    workload: st.wls[e.wl].key(),
                     cluster_queue: st.cqs[e.cq].name().to_string(),
                     flavors: a.flavor_map(),
                     borrowing: a.borrowing > 0,
                 });
                 touched.insert(e.cq);
-                last.remove(&e.wl);
+                last[e.wl] = None;
             }
         }
         out.admitted.sort_by(|a, b| a.workload.cmp(&b.workload));
         for (t, by) in &res.victims {
             let cq = st.wls[t.wl].cq.expect("victim has cq");
             out.preempted.push(PlanPreempted {
-                workload: st.wls[t.wl].key.clone(),
-                by: st.wls[*by].key.clone(),
+                workload: st.wls[t.wl].key(),
+                by: st.wls[*by].key(),
                 reason: t.reason,
                 cluster_queue: st.cqs[cq].name().to_string(),
             });
         }
-        last.extend(res.explanations(&st));
+        for (w, ex) in res.explanations(&st) {
+            last[w] = Some(Box::new(ex));
+        }
 
         // between cycles: victims and externally evicted workloads release quota
         let mut releases: Vec<WlIdx> = res.victims.iter().map(|(t, _)| t.wl).collect();
@@ -70,12 +73,12 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
                 touched.insert(c);
             }
             st.release(w);
-            last.remove(&w);
+            last[w] = None;
         }
         for (t, by) in &res.victims {
             if let (WlState::Queued, Some(c)) = (&st.wls[t.wl].state, st.wls[t.wl].cq) {
                 let ex = explain::for_requeued_victim(&st, t.wl, c, *by, t.reason.as_str());
-                last.insert(t.wl, ex);
+                last[t.wl] = Some(Box::new(ex));
             }
         }
         for &c in &touched {
@@ -120,82 +123,6 @@ fn has_heads(st: &EngineState<'_>) -> bool {
     st.cqs
         .iter()
         .any(|c| c.inactive.is_none() && !c.heap.is_empty())
-}
-
-/// Every queued workload of `cq` in Kueue's order (sticky preemptor first, then the
-/// heap and the inadmissible set merged by the heap comparator).
-pub fn queue_order(st: &EngineState<'_>, cq: CqIdx) -> Vec<WlIdx> {
-    let c = &st.cqs[cq];
-    let sticky = c.sticky.filter(|&w| c.heap.contains(&st.wls[w].qkey(w)));
-    let mut all: Vec<_> = c
-        .heap
-        .iter()
-        .chain(c.inadmissible.iter())
-        .copied()
-        .collect();
-    all.sort_unstable();
-    let mut out: Vec<WlIdx> = Vec::with_capacity(all.len());
-    out.extend(sticky);
-    out.extend(
-        all.into_iter()
-            .map(|k| k.idx)
-            .filter(|&w| Some(w) != sticky),
-    );
-    out
-}
-
-/// The pending list after a cycle, with positions and reasons.
-pub fn pending_list(
-    st: &EngineState<'_>,
-    last: &BTreeMap<WlIdx, Explanation>,
-    with_explanations: bool,
-) -> Vec<PlanPending> {
-    let mut out = Vec::new();
-    for cq in 0..st.cqs.len() {
-        let order = queue_order(st, cq);
-        let strict_head = (st.cqs[cq].spec.queueing_strategy == QueueingStrategy::StrictFifo)
-            .then(|| st.cqs[cq].heap.first().map(|k| k.idx))
-            .flatten();
-        let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
-        for (i, &w) in order.iter().enumerate() {
-            let mut ex = match last.get(&w) {
-                Some(e) if st.cqs[cq].inactive.is_none() => e.clone(),
-                _ => explain::for_queued(st, w, cq, strict_head),
-            };
-            if strict_head.is_some_and(|h| h != w)
-                && ex.kind != super::PendingKind::ClusterQueueInactive
-            {
-                ex = explain::for_queued(st, w, cq, strict_head);
-            }
-            let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);
-            *p += 1;
-            ex.position_in_cluster_queue = Some(i + 1);
-            ex.position_in_local_queue = Some(*p);
-            out.push(PlanPending {
-                workload: st.wls[w].key.clone(),
-                cluster_queue: Some(st.cqs[cq].name().to_string()),
-                position: Some(i + 1),
-                reason: ex.reason.clone(),
-                explanation: with_explanations.then_some(ex),
-            });
-        }
-    }
-    let mut not_queued = Vec::new();
-    for (w, info) in st.wls.iter().enumerate() {
-        if let WlState::NotQueued(why) = &info.state {
-            let ex = explain::for_not_queued(st, w, why);
-            not_queued.push(PlanPending {
-                workload: info.key.clone(),
-                cluster_queue: ex.cluster_queue.clone(),
-                position: None,
-                reason: ex.reason.clone(),
-                explanation: with_explanations.then_some(ex),
-            });
-        }
-    }
-    not_queued.sort_by(|a, b| a.workload.cmp(&b.workload));
-    out.extend(not_queued);
-    out
 }
 
 /// Per-ClusterQueue usage of the current state.

@@ -56,7 +56,7 @@ pub fn propose_preemption(
         ..PlanOptions::default()
     };
     let mut st = EngineState::new(state, &opts);
-    let &w = st.wl_by_key.get(workload_key)?;
+    let w = st.wl_index(workload_key)?;
     if st.wls[w].state != WlState::Queued {
         return None;
     }
@@ -106,7 +106,7 @@ pub fn propose_preemption(
         victims: targets
             .iter()
             .map(|t| ProposedVictim {
-                workload: st.wls[t.wl].key.clone(),
+                workload: st.wls[t.wl].key(),
                 cluster_queue: st.wls[t.wl]
                     .cq
                     .map(|c| st.cqs[c].name().to_string())

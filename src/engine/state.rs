@@ -1,7 +1,13 @@
 //! The engine's working state, built from a [`ClusterState`]: the quota tree with
 //! current usage, per-ClusterQueue queues and admitted sets, and a compact record per
-//! workload. Building it is linear in the input plus one sort of the pending workloads.
+//! workload. Building it is linear in the input plus one sort of the workloads by uid.
+//!
+//! The snapshot is cloned and rebuilt often (every `schedule_cycle`, every benchmark
+//! cycle), so a workload's record owns no heap memory: its key is formatted on demand,
+//! its usage lives in one shared arena ([`EngineState::usages`]) and lookups by key
+//! binary-search the records, which are in `(namespace, name)` order.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::model::{ClusterQueue, ClusterState, LocalQueue, StopPolicy, Timestamp, Workload};
@@ -23,26 +29,20 @@ pub struct QKey {
     pub idx: WlIdx,
 }
 
-/// Why a pending workload is not in any ClusterQueue's queue.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why a pending workload is not in any ClusterQueue's queue. The details (queue
+/// names, the priority error) are read from the workload and its LocalQueue when an
+/// explanation is written, so the record stays small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NotQueued {
     NoQueueName,
-    LocalQueueNotFound {
-        namespace: String,
-        name: String,
-    },
-    ClusterQueueNotFound {
-        local_queue: String,
-        cluster_queue: String,
-    },
-    LocalQueueStopped {
-        local_queue: String,
-    },
+    LocalQueueNotFound,
+    ClusterQueueNotFound,
+    LocalQueueStopped,
     Inactive,
-    PriorityError(String),
+    PriorityError,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WlState {
     /// Pending but Kueue holds it in no queue.
     NotQueued(NotQueued),
@@ -54,20 +54,35 @@ pub enum WlState {
     Gone,
 }
 
-/// The engine's compact record of one workload.
+/// A workload's slice of [`EngineState::usages`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UsageSpan {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl UsageSpan {
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
+/// The engine's compact record of one workload (no heap memory of its own).
 #[derive(Clone, Debug)]
 pub struct WlInfo<'a> {
     pub wl: &'a Workload,
-    pub key: String,
     pub priority: i32,
     /// Queue-order timestamp (§5.1).
     pub queue_ts: i64,
-    /// Rank of (uid, key): the deterministic last tie-break.
+    /// Rank of (uid, namespace, name): the deterministic last tie-break.
     pub tie: u32,
+    /// Dense rank of the uid alone: candidate ordering compares uid, then the key
+    /// string, which orders differently from (namespace, name) (see [`key_cmp`]).
+    pub uid_rank: u32,
     pub cq: Option<CqIdx>,
     pub state: WlState,
-    /// Quota held, per (flavor, resource), while admitted.
-    pub usage: Vec<(FrId, i128)>,
+    /// Quota held, per (flavor, resource) sorted by id, while admitted.
+    pub usage: UsageSpan,
     /// QuotaReserved transition time (candidate ordering).
     pub reserve_time: i64,
     pub evicted: bool,
@@ -77,6 +92,16 @@ pub struct WlInfo<'a> {
 }
 
 impl WlInfo<'_> {
+    /// `namespace/name`, as the output spells a workload.
+    pub fn key(&self) -> String {
+        let (ns, name) = (&self.wl.namespace, &self.wl.name);
+        let mut k = String::with_capacity(ns.len() + 1 + name.len());
+        k.push_str(ns);
+        k.push('/');
+        k.push_str(name);
+        k
+    }
+
     pub fn qkey(&self, idx: WlIdx) -> QKey {
         QKey {
             neg_priority: -i64::from(self.priority),
@@ -95,7 +120,7 @@ pub struct CqInfo<'a> {
     /// Why Kueue would consider this ClusterQueue inactive (no admissions), if so.
     pub inactive: Option<String>,
     /// resource → index of the resource group covering it.
-    pub rg_of: BTreeMap<String, usize>,
+    pub rg_of: BTreeMap<&'a str, usize>,
     pub admitted: BTreeSet<WlIdx>,
     pub heap: BTreeSet<QKey>,
     pub inadmissible: BTreeSet<QKey>,
@@ -117,11 +142,14 @@ pub struct EngineState<'a> {
     pub frs: FrTable,
     pub tree: QuotaTree,
     pub cqs: Vec<CqInfo<'a>>,
-    pub cq_by_name: BTreeMap<String, CqIdx>,
+    pub cq_by_name: BTreeMap<&'a str, CqIdx>,
     pub node_cq: Vec<Option<CqIdx>>,
+    /// Every non-finished workload, in `(namespace, name)` order (see [`Self::wl_index`]).
     pub wls: Vec<WlInfo<'a>>,
-    /// Lookup only (never iterated), so a HashMap cannot leak order into output.
-    pub wl_by_key: HashMap<String, WlIdx>,
+    /// Usage arena: each admitted workload's (flavor, resource) usage is a span of it.
+    /// Admissions append; a released span is simply abandoned (a plan admits at most
+    /// one workload per ClusterQueue per cycle, so the waste is bounded).
+    pub usages: Vec<(FrId, i128)>,
     /// (namespace, LocalQueue) → LocalQueue, for allocation-free lookups.
     pub lq_index: HashMap<(&'a str, &'a str), &'a LocalQueue>,
     pub warnings: Vec<String>,
@@ -280,7 +308,7 @@ impl<'a> EngineState<'a> {
             let mut rg_of = BTreeMap::new();
             for (i, rg) in spec.resource_groups.iter().enumerate() {
                 for r in &rg.covered_resources {
-                    rg_of.insert(r.clone(), i);
+                    rg_of.insert(r.as_str(), i);
                 }
                 for f in &rg.flavors {
                     if inactive.is_none() && !cluster.resource_flavors.contains_key(&f.name) {
@@ -306,7 +334,7 @@ impl<'a> EngineState<'a> {
                     spec.admission_checks.join(", ")
                 ));
             }
-            cq_by_name.insert(name.clone(), cqs.len());
+            cq_by_name.insert(name.as_str(), cqs.len());
             cqs.push(CqInfo {
                 spec,
                 node: id,
@@ -332,60 +360,54 @@ impl<'a> EngineState<'a> {
             }
         }
 
-        // --- workloads: tie rank by (uid, namespace, name)
+        // --- workloads
         let all: Vec<&Workload> = cluster.workloads.values().collect();
-        let mut order: Vec<u32> = (0..all.len() as u32).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (all[a as usize], all[b as usize]);
-            (&a.uid, &a.namespace, &a.name).cmp(&(&b.uid, &b.namespace, &b.name))
-        });
-        let mut tie_of = vec![0u32; all.len()];
-        for (rank, &i) in order.iter().enumerate() {
-            tie_of[i as usize] = rank as u32;
-        }
+        let (tie_of, uid_rank_of) = tie_ranks(&all);
         let lq_index: HashMap<(&'a str, &'a str), &'a LocalQueue> = cluster
             .local_queues
             .values()
             .map(|lq| ((lq.namespace.as_str(), lq.name.as_str()), lq))
             .collect();
 
-        let mut wls: Vec<WlInfo<'a>> = Vec::with_capacity(cluster.workloads.len());
-        let mut wl_by_key = HashMap::with_capacity(cluster.workloads.len());
+        let mut wls: Vec<WlInfo<'a>> = Vec::with_capacity(all.len());
+        let mut usages: Vec<(FrId, i128)> = Vec::new();
+        // Queues are collected first and built in bulk: cheaper than one insert each.
+        let mut heaps: Vec<Vec<QKey>> = vec![Vec::new(); cqs.len()];
+        let mut admitted: Vec<Vec<WlIdx>> = vec![Vec::new(); cqs.len()];
         for (i, wl) in all.iter().copied().enumerate() {
             if wl.is_finished() {
                 continue;
             }
-            let key = wl.key();
-            let tie = tie_of[i];
             let idx = wls.len();
             let mut info = WlInfo {
                 wl,
-                key: key.clone(),
                 priority: wl.priority,
                 queue_ts: queue_order_ts(wl),
-                tie,
+                tie: tie_of[i],
+                uid_rank: uid_rank_of[i],
                 cq: None,
                 state: WlState::Queued,
-                usage: Vec::new(),
+                usage: UsageSpan::default(),
                 reserve_time: quota_reserved_time(wl, opts.now),
                 evicted: wl.is_evicted(),
                 releasing: false,
             };
             if wl.has_quota_reservation() {
                 let adm = wl.admission.as_ref().expect("reservation has admission");
-                match cq_by_name.get(&adm.cluster_queue) {
+                match cq_by_name.get(adm.cluster_queue.as_str()) {
                     Some(&c) => {
                         info.cq = Some(c);
                         info.state = WlState::Admitted;
-                        info.usage = admitted_usage(wl, &frs);
+                        info.usage = push_admitted_usage(wl, &frs, &mut usages);
                         let drains = cqs[c].spec.stop_policy == StopPolicy::HoldAndDrain;
                         info.releasing = info.evicted || !wl.active || drains;
-                        tree.add_all(cqs[c].node, &info.usage);
-                        cqs[c].admitted.insert(idx);
+                        tree.add_all(cqs[c].node, &usages[info.usage.range()]);
+                        admitted[c].push(idx);
                     }
                     None => {
                         warnings.push(format!(
-                            "workload {key} holds quota in unknown ClusterQueue {}; its usage is ignored",
+                            "workload {} holds quota in unknown ClusterQueue {}; its usage is ignored",
+                            info.key(),
                             adm.cluster_queue
                         ));
                         info.state = WlState::Gone;
@@ -397,11 +419,14 @@ impl<'a> EngineState<'a> {
                 info.state = state;
                 if info.state == WlState::Queued {
                     let c = info.cq.expect("queued has cq");
-                    cqs[c].heap.insert(info.qkey(idx));
+                    heaps[c].push(info.qkey(idx));
                 }
             }
-            wl_by_key.insert(key, idx);
             wls.push(info);
+        }
+        for ((cq, heap), admitted) in cqs.iter_mut().zip(heaps).zip(admitted) {
+            cq.heap = heap.into_iter().collect();
+            cq.admitted = admitted.into_iter().collect();
         }
 
         EngineState {
@@ -413,7 +438,7 @@ impl<'a> EngineState<'a> {
             cq_by_name,
             node_cq,
             wls,
-            wl_by_key,
+            usages,
             lq_index,
             warnings,
             clock: opts.now,
@@ -472,18 +497,64 @@ impl<'a> EngineState<'a> {
         }
     }
 
+    /// The index of the workload whose key is `namespace/name`, if it is in the snapshot.
+    pub fn wl_index(&self, key: &str) -> Option<WlIdx> {
+        // `wls` is in (namespace, name) order. A key with several '/' could come from
+        // several workloads; the one with the longest namespace is the last in that
+        // order, which is the one a key → index map filled in order would keep.
+        key.match_indices('/').rev().find_map(|(i, _)| {
+            let target = (&key[..i], &key[i + 1..]);
+            self.wls
+                .binary_search_by(|w| (w.wl.namespace.as_str(), w.wl.name.as_str()).cmp(&target))
+                .ok()
+        })
+    }
+
+    /// The quota a workload holds (empty unless admitted).
+    pub fn usage_of(&self, w: WlIdx) -> &[(FrId, i128)] {
+        &self.usages[self.wls[w].usage.range()]
+    }
+
+    /// Removes an admitted workload's usage from the tree (it keeps its record).
+    pub fn remove_usage_of(&mut self, w: WlIdx) {
+        let node = self.cqs[self.wls[w].cq.expect("admitted has cq")].node;
+        let span = self.wls[w].usage;
+        self.tree.remove_all(node, &self.usages[span.range()]);
+    }
+
+    /// Adds back what [`Self::remove_usage_of`] removed.
+    pub fn add_usage_of(&mut self, w: WlIdx) {
+        let node = self.cqs[self.wls[w].cq.expect("admitted has cq")].node;
+        let span = self.wls[w].usage;
+        self.tree.add_all(node, &self.usages[span.range()]);
+    }
+
+    /// The LocalQueue the workload names, if it exists.
+    pub fn local_queue_of(&self, w: WlIdx) -> Option<&'a LocalQueue> {
+        let wl = self.wls[w].wl;
+        let q = wl.queue_name.as_ref()?;
+        self.lq_index
+            .get(&(wl.namespace.as_str(), q.as_str()))
+            .copied()
+    }
+
     /// Admits a workload in the snapshot (usage added, moved to the admitted set).
-    pub fn admit(&mut self, idx: WlIdx, cq: CqIdx, usage: Vec<(FrId, i128)>) {
+    pub fn admit(&mut self, idx: WlIdx, cq: CqIdx, usage: &[(FrId, i128)]) {
         let key = self.wls[idx].qkey(idx);
         self.cqs[cq].heap.remove(&key);
         self.cqs[cq].inadmissible.remove(&key);
         if self.cqs[cq].sticky == Some(idx) {
             self.cqs[cq].sticky = None;
         }
-        self.tree.add_all(self.cqs[cq].node, &usage);
+        self.tree.add_all(self.cqs[cq].node, usage);
         self.cqs[cq].admitted.insert(idx);
+        let span = UsageSpan {
+            start: self.usages.len() as u32,
+            len: usage.len() as u32,
+        };
+        self.usages.extend_from_slice(usage);
         let w = &mut self.wls[idx];
-        w.usage = usage;
+        w.usage = span;
         w.state = WlState::Admitted;
         w.reserve_time = self.clock;
         w.evicted = false;
@@ -497,8 +568,9 @@ impl<'a> EngineState<'a> {
         if self.wls[idx].state != WlState::Admitted {
             return;
         }
-        let usage = std::mem::take(&mut self.wls[idx].usage);
-        self.tree.remove_all(self.cqs[cq].node, &usage);
+        let span = std::mem::take(&mut self.wls[idx].usage);
+        self.tree
+            .remove_all(self.cqs[cq].node, &self.usages[span.range()]);
         self.cqs[cq].admitted.remove(&idx);
         let wl = self.wls[idx].wl;
         let (rcq, state) = resolve_queue(&self.lq_index, wl, &self.cq_by_name);
@@ -515,52 +587,89 @@ impl<'a> EngineState<'a> {
     }
 }
 
+/// Compares two workloads' keys (`namespace/name`) without formatting them. This is
+/// not (namespace, name) order: `a-b/x` sorts before `a/x` because '-' < '/'.
+pub fn key_cmp(a: &Workload, b: &Workload) -> Ordering {
+    let bytes = |w: &Workload| {
+        let (ns, name) = (w.namespace.as_bytes(), w.name.as_bytes());
+        ns.iter()
+            .chain([b'/'].iter())
+            .chain(name.iter())
+            .copied()
+            .collect::<Vec<u8>>()
+    };
+    if a.namespace == b.namespace {
+        return a.name.cmp(&b.name);
+    }
+    // only reached for equal uids in different namespaces: rare, allocation is fine
+    bytes(a).cmp(&bytes(b))
+}
+
+/// The tie rank of every workload by (uid, namespace, name) and the dense rank of its
+/// uid alone. `all` is in (namespace, name) order, so its index breaks uid ties.
+fn tie_ranks(all: &[&Workload]) -> (Vec<u32>, Vec<u32>) {
+    // Sorting on the uid's first 16 bytes as an integer avoids most string compares;
+    // zero padding keeps that order consistent with the full comparison.
+    let prefix = |s: &str| {
+        let mut b = [0u8; 16];
+        let n = s.len().min(16);
+        b[..n].copy_from_slice(&s.as_bytes()[..n]);
+        u128::from_be_bytes(b)
+    };
+    let mut order: Vec<(u128, u32)> = all
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (prefix(&w.uid), i as u32))
+        .collect();
+    let uid = |i: u32| all[i as usize].uid.as_str();
+    order.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| uid(a.1).cmp(uid(b.1)))
+            .then(a.1.cmp(&b.1))
+    });
+    let mut tie = vec![0u32; all.len()];
+    let mut uid_rank = vec![0u32; all.len()];
+    let mut rank = 0u32;
+    for (r, pair) in order.iter().enumerate() {
+        if r > 0 && (order[r - 1].0 != pair.0 || uid(order[r - 1].1) != uid(pair.1)) {
+            rank += 1;
+        }
+        tie[pair.1 as usize] = r as u32;
+        uid_rank[pair.1 as usize] = rank;
+    }
+    (tie, uid_rank)
+}
+
 /// Looks the workload's queue up: LocalQueue → ClusterQueue (§1.3).
 fn resolve_queue(
     lq_index: &HashMap<(&str, &str), &LocalQueue>,
     wl: &Workload,
-    cq_by_name: &BTreeMap<String, CqIdx>,
+    cq_by_name: &BTreeMap<&str, CqIdx>,
 ) -> (Option<CqIdx>, WlState) {
     let lq_cq = wl
         .queue_name
         .as_ref()
         .and_then(|q| lq_index.get(&(wl.namespace.as_str(), q.as_str())).copied());
-    let cq = lq_cq.and_then(|lq| cq_by_name.get(&lq.cluster_queue).copied());
-    if let Some(e) = &wl.priority_error {
-        return (cq, WlState::NotQueued(NotQueued::PriorityError(e.clone())));
+    let cq = lq_cq.and_then(|lq| cq_by_name.get(lq.cluster_queue.as_str()).copied());
+    let not_queued = |cq, why| (cq, WlState::NotQueued(why));
+    if wl.priority_error.is_some() {
+        return not_queued(cq, NotQueued::PriorityError);
     }
     if !wl.active {
-        return (cq, WlState::NotQueued(NotQueued::Inactive));
+        return not_queued(cq, NotQueued::Inactive);
     }
-    let Some(q) = &wl.queue_name else {
-        return (None, WlState::NotQueued(NotQueued::NoQueueName));
-    };
+    if wl.queue_name.is_none() {
+        return not_queued(None, NotQueued::NoQueueName);
+    }
     let Some(lq) = lq_cq else {
-        return (
-            None,
-            WlState::NotQueued(NotQueued::LocalQueueNotFound {
-                namespace: wl.namespace.clone(),
-                name: q.clone(),
-            }),
-        );
+        return not_queued(None, NotQueued::LocalQueueNotFound);
     };
     if lq.stop_policy != StopPolicy::None {
-        return (
-            cq,
-            WlState::NotQueued(NotQueued::LocalQueueStopped {
-                local_queue: format!("{}/{}", lq.namespace, lq.name),
-            }),
-        );
+        return not_queued(cq, NotQueued::LocalQueueStopped);
     }
     match cq {
         Some(c) => (Some(c), WlState::Queued),
-        None => (
-            None,
-            WlState::NotQueued(NotQueued::ClusterQueueNotFound {
-                local_queue: format!("{}/{}", lq.namespace, lq.name),
-                cluster_queue: lq.cluster_queue.clone(),
-            }),
-        ),
+        None => not_queued(None, NotQueued::ClusterQueueNotFound),
     }
 }
 
@@ -579,12 +688,12 @@ fn apply_quotas(node: &mut Node, groups: &[crate::model::ResourceGroup], frs: &F
 }
 
 /// Usage of an admitted workload: `resourceUsage` from its admission, scaled down by
-/// reclaimable pods (`totalRequestsFromAdmission`). Resources without a flavor are
-/// not counted.
-pub fn admitted_usage(wl: &Workload, frs: &FrTable) -> Vec<(FrId, i128)> {
-    let mut acc: BTreeMap<FrId, i128> = BTreeMap::new();
+/// reclaimable pods (`totalRequestsFromAdmission`), summed per (flavor, resource) and
+/// sorted by id, appended to `out`. Resources without a flavor are not counted.
+fn push_admitted_usage(wl: &Workload, frs: &FrTable, out: &mut Vec<(FrId, i128)>) -> UsageSpan {
+    let start = out.len();
     let Some(adm) = &wl.admission else {
-        return Vec::new();
+        return UsageSpan::default();
     };
     for psa in &adm.pod_set_assignments {
         let spec_count = wl
@@ -604,8 +713,83 @@ pub fn admitted_usage(wl: &Workload, frs: &FrTable) -> Vec<(FrId, i128)> {
             } else {
                 q.milli()
             };
-            *acc.entry(fr).or_default() += v;
+            // a handful of entries: a linear scan beats a map
+            match out[start..].iter_mut().find(|(f, _)| *f == fr) {
+                Some((_, acc)) => *acc += v,
+                None => out.push((fr, v)),
+            }
         }
     }
-    acc.into_iter().collect()
+    out[start..].sort_unstable_by_key(|&(fr, _)| fr);
+    UsageSpan {
+        start: start as u32,
+        len: (out.len() - start) as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wl(ns: &str, name: &str, uid: &str) -> Workload {
+        Workload {
+            namespace: ns.into(),
+            name: name.into(),
+            uid: uid.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn key_cmp_is_the_order_of_formatted_keys() {
+        let names = [
+            ("a", "x"),
+            ("a-b", "x"),
+            ("a", "b/x"),
+            ("a/b", "x"),
+            ("ab", ""),
+            ("a", ""),
+        ];
+        for (n1, w1) in names {
+            for (n2, w2) in names {
+                let (a, b) = (wl(n1, w1, ""), wl(n2, w2, ""));
+                assert_eq!(
+                    key_cmp(&a, &b),
+                    a.key().cmp(&b.key()),
+                    "{n1}/{w1} vs {n2}/{w2}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tie_ranks_sort_by_uid_then_input_order() {
+        let uids = [
+            "uid-2",
+            "uid-10",
+            "same",
+            "",
+            "a-very-long-uid-beyond-sixteen-bytes-1",
+            "a-very-long-uid-beyond-sixteen-bytes-0",
+            "same",
+            "uid-2\0",
+        ];
+        let wls: Vec<Workload> = uids
+            .iter()
+            .enumerate()
+            .map(|(i, u)| wl("ns", &format!("w{i}"), u))
+            .collect();
+        let all: Vec<&Workload> = wls.iter().collect();
+        let (tie, uid_rank) = tie_ranks(&all);
+        let mut expected: Vec<usize> = (0..all.len()).collect();
+        expected.sort_by(|&a, &b| (uids[a], a).cmp(&(uids[b], b)));
+        for (rank, &i) in expected.iter().enumerate() {
+            assert_eq!(tie[i] as usize, rank);
+        }
+        for a in 0..all.len() {
+            for b in 0..all.len() {
+                assert_eq!(uid_rank[a].cmp(&uid_rank[b]), uids[a].cmp(uids[b]));
+            }
+        }
+    }
 }

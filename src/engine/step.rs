@@ -10,7 +10,7 @@ use crate::model::{Admission, ClusterState, PodSetAssignment, Quantity};
 use super::PlanOptions;
 use super::cycle::{self, EntryOutcome};
 use super::explain::{self, Explanation};
-use super::plan::queue_order;
+use super::pending::{Templates, queue_order, template};
 use super::preemption::PreemptionReason;
 use super::state::{EngineState, WlState};
 
@@ -38,7 +38,7 @@ impl SchedulerMemory {
             .map(|c| st.cqs[c].name())
             .collect();
         self.inadmissible.retain(|k| {
-            let cq = st.wl_by_key.get(k).and_then(|&w| st.wls[w].cq);
+            let cq = st.wl_index(k).and_then(|w| st.wls[w].cq);
             !cq.is_some_and(|c| tree.contains(st.cqs[c].name()))
         });
     }
@@ -102,7 +102,7 @@ pub fn schedule_cycle(
     let mut st = EngineState::new(state, opts);
     // restore the queue memory
     for key in &memory.inadmissible {
-        if let Some(&w) = st.wl_by_key.get(key)
+        if let Some(w) = st.wl_index(key)
             && st.wls[w].state == WlState::Queued
             && let Some(c) = st.wls[w].cq
         {
@@ -113,7 +113,7 @@ pub fn schedule_cycle(
         }
     }
     for (cq, wl) in &memory.sticky {
-        if let (Some(&c), Some(&w)) = (st.cq_by_name.get(cq), st.wl_by_key.get(wl)) {
+        if let (Some(&c), Some(w)) = (st.cq_by_name.get(cq.as_str()), st.wl_index(wl)) {
             st.cqs[c].sticky = Some(w);
         }
     }
@@ -154,7 +154,7 @@ pub fn schedule_cycle(
                 .collect(),
         };
         out.admitted.push(AdmitDecision {
-            workload: w.key.clone(),
+            workload: w.key(),
             uid: w.wl.uid.clone(),
             cluster_queue: cq_name.clone(),
             admission,
@@ -177,10 +177,10 @@ pub fn schedule_cycle(
             p.wl.uid.as_str()
         };
         out.preempted.push(PreemptDecision {
-            workload: v.key.clone(),
+            workload: v.key(),
             uid: v.wl.uid.clone(),
             cluster_queue: v.cq.map(|c| st.cqs[c].name().to_string()).unwrap_or_default(),
-            by: p.key.clone(),
+            by: p.key(),
             by_uid: p.wl.uid.clone(),
             reason: t.reason,
             message: format!(
@@ -203,18 +203,23 @@ pub fn schedule_cycle(
             .then(|| st.cqs[cq].heap.first().map(|k| k.idx))
             .flatten();
         let order = queue_order(&st, cq);
+        let mut templates: Templates = [None, None];
         let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
         for (i, &w) in order.iter().enumerate() {
             let mut ex = match explanations.get(&w) {
                 Some(e) => e.clone(),
-                None => explain::for_queued(&st, w, cq, strict_head),
+                None => {
+                    let mut ex = template(&mut templates, &st, w, cq, strict_head).clone();
+                    ex.local_queue = explain::local_queue_label(st.wls[w].wl);
+                    ex
+                }
             };
             let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);
             *p += 1;
             ex.position_in_cluster_queue = Some(i + 1);
             ex.position_in_local_queue = Some(*p);
             out.pending.push(PendingDecision {
-                workload: st.wls[w].key.clone(),
+                workload: st.wls[w].key(),
                 uid: st.wls[w].wl.uid.clone(),
                 cluster_queue: Some(st.cqs[cq].name().to_string()),
                 evaluated: ex.evaluated,
@@ -223,23 +228,20 @@ pub fn schedule_cycle(
                 explanation: ex,
             });
         }
-        out.memory.inadmissible.extend(
-            st.cqs[cq]
-                .inadmissible
-                .iter()
-                .map(|k| st.wls[k.idx].key.clone()),
-        );
+        out.memory
+            .inadmissible
+            .extend(st.cqs[cq].inadmissible.iter().map(|k| st.wls[k.idx].key()));
         if let Some(s) = st.cqs[cq].sticky {
             out.memory
                 .sticky
-                .insert(st.cqs[cq].name().to_string(), st.wls[s].key.clone());
+                .insert(st.cqs[cq].name().to_string(), st.wls[s].key());
         }
     }
     for (w, info) in st.wls.iter().enumerate() {
-        if let WlState::NotQueued(why) = &info.state {
+        if let WlState::NotQueued(why) = info.state {
             let ex = explain::for_not_queued(&st, w, why);
             out.pending.push(PendingDecision {
-                workload: info.key.clone(),
+                workload: info.key(),
                 uid: info.wl.uid.clone(),
                 cluster_queue: ex.cluster_queue.clone(),
                 evaluated: false,

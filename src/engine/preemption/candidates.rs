@@ -72,8 +72,7 @@ pub fn policy_allows_reclaim(
 }
 
 fn uses_needed(st: &EngineState<'_>, wl: WlIdx, ctx: &PreemptionCtx<'_>) -> bool {
-    st.wls[wl]
-        .usage
+    st.usage_of(wl)
         .iter()
         .any(|(fr, _)| ctx.frs_need.contains(fr))
 }

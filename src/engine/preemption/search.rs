@@ -9,6 +9,7 @@ use super::super::state::EngineState;
 use super::candidates::{self, Candidate, Variant};
 use super::ordering::candidate_key;
 use super::{PreemptionCtx, Target};
+use crate::engine::state::key_cmp;
 
 /// `workloadFits`: every fr of the preemptor's request is available, and (unless
 /// borrowing is allowed) the preemptor's ClusterQueue would not borrow.
@@ -52,19 +53,11 @@ fn candidate_valid(
 }
 
 fn remove(st: &mut EngineState<'_>, wl: usize) {
-    let cq = st.wls[wl].cq.expect("admitted has cq");
-    let node = st.cqs[cq].node;
-    let usage = std::mem::take(&mut st.wls[wl].usage);
-    st.tree.remove_all(node, &usage);
-    st.wls[wl].usage = usage;
+    st.remove_usage_of(wl);
 }
 
 fn add(st: &mut EngineState<'_>, wl: usize) {
-    let cq = st.wls[wl].cq.expect("admitted has cq");
-    let node = st.cqs[cq].node;
-    let usage = std::mem::take(&mut st.wls[wl].usage);
-    st.tree.add_all(node, &usage);
-    st.wls[wl].usage = usage;
+    st.add_usage_of(wl);
 }
 
 /// Temporarily removes the given workloads' usage from the snapshot.
@@ -90,9 +83,20 @@ pub struct CandidateList {
 
 pub fn ordered_candidates(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
     let c = candidates::collect(st, ctx);
-    let sort = |mut v: Vec<Candidate>| {
-        v.sort_by(|a, b| candidate_key(st, a.wl, ctx.cq).cmp(&candidate_key(st, b.wl, ctx.cq)));
-        let (ev, rest): (Vec<_>, Vec<_>) = v.into_iter().partition(|c| st.wls[c.wl].evicted);
+    let sort = |v: Vec<Candidate>| {
+        // keys computed once per candidate, not once per comparison
+        let mut keyed: Vec<_> = v
+            .into_iter()
+            .map(|c| (candidate_key(st, c.wl, ctx.cq), c))
+            .collect();
+        keyed.sort_by(|(ka, a), (kb, b)| {
+            ka.cmp(kb)
+                .then_with(|| key_cmp(st.wls[a.wl].wl, st.wls[b.wl].wl))
+        });
+        let (ev, rest): (Vec<_>, Vec<_>) = keyed
+            .into_iter()
+            .map(|(_, c)| c)
+            .partition(|c| st.wls[c.wl].evicted);
         (ev, rest)
     };
     let no_other_cq = c.hierarchy.is_empty() && c.priority.is_empty();

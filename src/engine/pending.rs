@@ -1,0 +1,170 @@
+//! The pending list of a plan cycle: every queued workload in Kueue's order with its
+//! reason, then the workloads Kueue keeps in no queue.
+//!
+//! With `pending_in_every_cycle` this runs after every cycle for every pending
+//! workload, so it is the plan's hot loop: intermediate cycles only need the one-line
+//! reason, which is either the workload's last evaluation or one of three lines shared
+//! by its whole ClusterQueue (formatted once per ClusterQueue, not once per workload).
+//! Full explanations are built for the last cycle only.
+
+use std::collections::BTreeMap;
+use std::iter::Peekable;
+
+use crate::model::QueueingStrategy;
+
+use super::explain::{self, Explanation};
+use super::output::PlanPending;
+use super::state::{CqIdx, EngineState, QKey, WlIdx, WlState};
+
+/// The latest explanation of each workload (evaluated heads, requeued victims), by index.
+pub type LastExplanations = Vec<Option<Box<Explanation>>>;
+
+/// Merges two sorted key sets into one sorted sequence.
+struct Merge<A: Iterator<Item = QKey>, B: Iterator<Item = QKey>> {
+    a: Peekable<A>,
+    b: Peekable<B>,
+}
+
+impl<A: Iterator<Item = QKey>, B: Iterator<Item = QKey>> Iterator for Merge<A, B> {
+    type Item = QKey;
+    fn next(&mut self) -> Option<QKey> {
+        match (self.a.peek(), self.b.peek()) {
+            (Some(x), Some(y)) if y < x => self.b.next(),
+            (Some(_), _) => self.a.next(),
+            _ => self.b.next(),
+        }
+    }
+}
+
+/// Every queued workload of `cq` in Kueue's order (sticky preemptor first, then the
+/// heap and the inadmissible set merged by the heap comparator).
+pub fn queue_order(st: &EngineState<'_>, cq: CqIdx) -> Vec<WlIdx> {
+    let c = &st.cqs[cq];
+    let sticky = c.sticky.filter(|&w| c.heap.contains(&st.wls[w].qkey(w)));
+    let mut out: Vec<WlIdx> = Vec::with_capacity(c.heap.len() + c.inadmissible.len());
+    out.extend(sticky);
+    let merged = Merge {
+        a: c.heap.iter().copied().peekable(),
+        b: c.inadmissible.iter().copied().peekable(),
+    };
+    out.extend(merged.map(|k| k.idx).filter(|&w| Some(w) != sticky));
+    out
+}
+
+/// The head that blocks a StrictFIFO ClusterQueue, if any.
+pub fn strict_head(st: &EngineState<'_>, cq: CqIdx) -> Option<WlIdx> {
+    (st.cqs[cq].spec.queueing_strategy == QueueingStrategy::StrictFifo)
+        .then(|| st.cqs[cq].heap.first().map(|k| k.idx))
+        .flatten()
+}
+
+/// Which explanation a queued workload gets (see [`pending_list`]).
+enum Source<'e> {
+    /// `explain::for_queued`: inactive ClusterQueue, blocked by StrictFIFO, or queued.
+    Queued,
+    /// Its last evaluation or requeue.
+    Last(&'e Explanation),
+}
+
+fn source<'e>(
+    st: &EngineState<'_>,
+    last: &'e LastExplanations,
+    w: WlIdx,
+    cq: CqIdx,
+    strict_head: Option<WlIdx>,
+) -> Source<'e> {
+    if st.cqs[cq].inactive.is_some() || strict_head.is_some_and(|h| h != w) {
+        return Source::Queued;
+    }
+    match &last[w] {
+        Some(e) => Source::Last(e),
+        None => Source::Queued,
+    }
+}
+
+/// `explain::for_queued` depends on the workload only through whether it is the
+/// StrictFIFO head and through its LocalQueue label, so a ClusterQueue needs at most
+/// two of them: [for the head, for the others], built on first use.
+pub type Templates = [Option<Explanation>; 2];
+
+pub fn template<'t>(
+    templates: &'t mut Templates,
+    st: &EngineState<'_>,
+    w: WlIdx,
+    cq: CqIdx,
+    strict_head: Option<WlIdx>,
+) -> &'t Explanation {
+    templates[usize::from(Some(w) != strict_head)]
+        .get_or_insert_with(|| explain::for_queued(st, w, cq, strict_head))
+}
+
+/// The pending list after a cycle, with positions and reasons; with explanations on
+/// the last cycle.
+pub fn pending_list(
+    st: &EngineState<'_>,
+    last: &LastExplanations,
+    with_explanations: bool,
+) -> Vec<PlanPending> {
+    let mut not_queued = Vec::new();
+    for (w, info) in st.wls.iter().enumerate() {
+        if let WlState::NotQueued(why) = info.state {
+            let ex = explain::for_not_queued(st, w, why);
+            not_queued.push(PlanPending {
+                workload: info.key(),
+                cluster_queue: ex.cluster_queue.clone(),
+                position: None,
+                reason: ex.reason.clone(),
+                explanation: with_explanations.then(|| Box::new(ex)),
+            });
+        }
+    }
+    // Sized up front: a plan builds one of these per cycle, tens of thousands long.
+    let queued: usize = st
+        .cqs
+        .iter()
+        .map(|c| c.heap.len() + c.inadmissible.len())
+        .sum();
+    let mut out = Vec::with_capacity(queued + not_queued.len());
+    for cq in 0..st.cqs.len() {
+        let order = queue_order(st, cq);
+        if order.is_empty() {
+            continue;
+        }
+        let strict_head = strict_head(st, cq);
+        let cq_name = st.cqs[cq].name();
+        let mut templates: Templates = [None, None];
+        let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
+        for (i, &w) in order.iter().enumerate() {
+            let (reason, explanation) = match source(st, last, w, cq, strict_head) {
+                Source::Last(e) if with_explanations => (e.reason.clone(), Some(e.clone())),
+                Source::Last(e) => (e.reason.clone(), None),
+                Source::Queued if with_explanations => {
+                    let mut ex = template(&mut templates, st, w, cq, strict_head).clone();
+                    ex.local_queue = explain::local_queue_label(st.wls[w].wl);
+                    (ex.reason.clone(), Some(ex))
+                }
+                Source::Queued => {
+                    let ex = template(&mut templates, st, w, cq, strict_head);
+                    (ex.reason.clone(), None)
+                }
+            };
+            let explanation = explanation.map(|mut ex| {
+                let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);
+                *p += 1;
+                ex.position_in_cluster_queue = Some(i + 1);
+                ex.position_in_local_queue = Some(*p);
+                Box::new(ex)
+            });
+            out.push(PlanPending {
+                workload: st.wls[w].key(),
+                cluster_queue: Some(cq_name.to_string()),
+                position: Some(i + 1),
+                reason,
+                explanation,
+            });
+        }
+    }
+    not_queued.sort_by(|a, b| a.workload.cmp(&b.workload));
+    out.extend(not_queued);
+    out
+}
