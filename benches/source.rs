@@ -343,7 +343,7 @@ async fn parent(s: Scale) {
             "kubectl get workloads,pods,nodes -A -o json", d
         ),
         None => println!(
-            "{:<44} skipped (kubectl not found or failed)",
+            "{:<44} skipped (GANGPLANK_BENCH_SKIP_KUBECTL set, or kubectl absent or failed)",
             "kubectl get workloads,pods,nodes -A -o json"
         ),
     }
