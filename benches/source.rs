@@ -222,10 +222,14 @@ async fn parent(s: Scale) {
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
 
-    // kubectl first (cold), then gangplank.
+    // kubectl first (cold), then gangplank. GANGPLANK_BENCH_SKIP_KUBECTL=1 skips it.
+    let skip_kubectl = std::env::var("GANGPLANK_BENCH_SKIP_KUBECTL").is_ok();
     let kubectl = tokio::task::spawn_blocking({
         let kc = kubeconfig.clone();
         move || {
+            if skip_kubectl {
+                return None;
+            }
             let t = Instant::now();
             let out = Command::new("kubectl")
                 .args([
@@ -339,7 +343,7 @@ async fn parent(s: Scale) {
             "kubectl get workloads,pods,nodes -A -o json", d
         ),
         None => println!(
-            "{:<44} skipped (kubectl not found or failed)",
+            "{:<44} skipped (GANGPLANK_BENCH_SKIP_KUBECTL set, or kubectl absent or failed)",
             "kubectl get workloads,pods,nodes -A -o json"
         ),
     }
@@ -422,6 +426,7 @@ fn client() {
         // Counted before the parent stops us, so no event is missed.
         let base_events = h.latest().stats.events;
         let base_generation = first_plan.generation;
+        drop(first_plan);
         println!("synced");
         let mut line = String::new();
         std::io::stdin().read_line(&mut line).expect("go");

@@ -243,3 +243,25 @@ async fn history_records_an_eviction() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_live_table_shows_sync_status() {
+    let env = env().await;
+    let out = bin()
+        .args(["plan", "--live"])
+        .arg("--kubeconfig")
+        .arg(&env.kubeconfig)
+        .arg("--history-file")
+        .arg(env.dir.path().join("h.jsonl"))
+        .output()
+        .await
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("live cluster: synced"), "{text}");
+    assert!(text.contains("team/waiting"), "{text}");
+}

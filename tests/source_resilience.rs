@@ -293,3 +293,47 @@ async fn http_410_on_watch_start_restarts_and_relists() {
     .await;
     assert!(has_workload(&s, "team", "running"));
 }
+
+// Takes ~32 s (the read timeout), and is flaky when run beside the other tests: the
+// created workload is occasionally seen without a relist, so some watch escapes the
+// hang rule (not yet understood). Run alone: `cargo test --test source_resilience -- --ignored`.
+#[ignore]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_watch_is_detected_and_recovered() {
+    let env = env().await;
+    // A short watch timeout gives a short client read timeout (timeout + 30 s).
+    let h = env
+        .source(SourceOptions {
+            watch_timeout_secs: 1,
+            ..SourceOptions::default()
+        })
+        .await;
+    h.wait_synced(DEADLINE)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Every workloads watch from now on is accepted by TCP but never answered.
+    env.server.faults().add_rule(FaultRule {
+        resource: "workloads.kueue.x-k8s.io".into(),
+        verbs: vec!["watch".into()],
+        delay_ms: Some(600_000),
+        times: Some(1000),
+        ..FaultRule::default()
+    });
+    env.server.close_watches();
+    create(
+        &env.store,
+        &kueue("workloads"),
+        workload("team", "during-hang", 1, 1),
+    );
+    // Not a silent freeze: the read timeout fails the hung request, the watcher restarts.
+    let s = wait(&h, "recovery from the hung watch", |s| {
+        has_workload(s, "team", "during-hang")
+    })
+    .await;
+    let wl = s
+        .sync
+        .iter()
+        .find(|r| r.resource == "workloads.kueue.x-k8s.io")
+        .expect("wl");
+    assert!(wl.relists >= 1, "{wl:?}");
+}

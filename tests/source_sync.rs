@@ -94,3 +94,30 @@ async fn user_agent_names_gangplank() {
     assert!(gangplank::source::USER_AGENT_VALUE.starts_with("gangplank/"));
     assert!(gangplank::source::USER_AGENT_VALUE.ends_with(env!("CARGO_PKG_VERSION")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_args_set_impersonation_and_user_agent() {
+    let env = env().await;
+    let args = gangplank::source::ClusterArgs {
+        as_user: Some("alice".into()),
+        as_group: vec!["ops".into()],
+        ..env.cluster_args()
+    };
+    let cfg = gangplank::source::client_config(&args, std::time::Duration::from_secs(95))
+        .await
+        .expect("config");
+    assert_eq!(cfg.auth_info.impersonate.as_deref(), Some("alice"));
+    assert_eq!(
+        cfg.auth_info.impersonate_groups,
+        Some(vec!["ops".to_string()])
+    );
+    assert!(
+        cfg.headers.iter().any(|(k, v)| k == "user-agent"
+            && v.to_str().ok() == Some(gangplank::source::USER_AGENT_VALUE))
+    );
+    assert_eq!(cfg.read_timeout, Some(std::time::Duration::from_secs(95)));
+    assert_eq!(
+        cfg.cluster_url.to_string(),
+        format!("{}/", env.server.url())
+    );
+}

@@ -70,9 +70,12 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         return Ok(0);
     }
     let mut rx = handle.snapshots();
+    // Registered once: a Ctrl-C that arrives while a plan is computed is not lost.
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
     loop {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => return Ok(0),
+            _ = &mut ctrl_c => return Ok(0),
             changed = rx.changed() => {
                 if changed.is_err() {
                     eprintln!("error: the live source stopped");

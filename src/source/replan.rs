@@ -77,6 +77,10 @@ pub struct ReplanOptions {
     /// Plan only snapshots whose every resource has been listed (a half-listed
     /// cluster gives a misleading plan).
     pub require_ready: bool,
+    /// List pending workloads after every simulated cycle (as `plan -f` does) or only
+    /// after the last. Off by default: on a large cluster every cycle repeats tens of
+    /// thousands of pending entries, which made a plan weigh gigabytes.
+    pub pending_in_every_cycle: bool,
 }
 
 impl Default for ReplanOptions {
@@ -84,6 +88,7 @@ impl Default for ReplanOptions {
         ReplanOptions {
             max_cycles: 100,
             require_ready: true,
+            pending_in_every_cycle: false,
         }
     }
 }
@@ -103,6 +108,7 @@ pub fn spawn(
             if snap.generation != planned && (!opts.require_ready || snap.ready()) {
                 planned = snap.generation;
                 let max_cycles = opts.max_cycles;
+                let pending_in_every_cycle = opts.pending_in_every_cycle;
                 // The engine is CPU-bound: run it off the async workers so watch
                 // tasks and the store keep ingesting meanwhile.
                 let result = tokio::task::spawn_blocking(move || {
@@ -110,6 +116,7 @@ pub fn spawn(
                     let po = PlanOptions {
                         now: snap.taken_at.as_millisecond(),
                         max_cycles,
+                        pending_in_every_cycle,
                         ..PlanOptions::default()
                     };
                     let plan = engine::plan(&snap.state, &po);
