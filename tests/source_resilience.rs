@@ -294,10 +294,6 @@ async fn http_410_on_watch_start_restarts_and_relists() {
     assert!(has_workload(&s, "team", "running"));
 }
 
-// Takes ~32 s (the read timeout), and is flaky when run beside the other tests: the
-// created workload is occasionally seen without a relist, so some watch escapes the
-// hang rule (not yet understood). Run alone: `cargo test --test source_resilience -- --ignored`.
-#[ignore]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_watch_is_detected_and_recovered() {
     let env = env().await;
