@@ -1,8 +1,8 @@
-//! The Workloads view over 100,000 workloads draws a frame in ≤ 2 ms in release
-//! (only visible rows are built; filter and sort results are cached in `App`).
-//! In debug builds the timings are printed, not asserted.
+//! Console benchmark: a frame of the Workloads view over 120,000 workloads (goal ≤ 2 ms:
+//! only visible rows are built; filter and sort results are cached in `App`), beside
+//! a baseline from the same run: the same view over 100 workloads.
 //!
-//! `cargo test --release --test tui_perf -- --nocapture`
+//! Run: `cargo bench --bench console`
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,19 +13,14 @@ use gangplank::tui::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-#[test]
-fn workloads_view_renders_100k_rows_fast() {
+fn measure(label: &str, admitted: usize, pending: usize) -> std::time::Duration {
     let spec = SyntheticSpec {
-        admitted_workloads: 30_000,
-        pending_workloads: 90_000,
+        admitted_workloads: admitted,
+        pending_workloads: pending,
         ..SyntheticSpec::large()
     };
     let state = generate(&spec);
-    assert!(
-        state.workloads.len() >= 100_000,
-        "{}",
-        state.workloads.len()
-    );
+    let count = state.workloads.len();
     let data = ConsoleData::from_state(Arc::new(state), "synthetic");
     let (w, h) = (160, 48);
     let mut app = App::new(
@@ -67,8 +62,20 @@ fn workloads_view_renders_100k_rows_fast() {
         term.draw(|f| view(&app, &app.cache.data, f)).unwrap();
     }
     let per_frame = t.elapsed() / frames;
-    println!("rebuild {rebuild:?}, re-sort {resort:?}, frame {per_frame:?}");
-    if !cfg!(debug_assertions) {
-        assert!(per_frame.as_micros() <= 2_000, "frame took {per_frame:?}");
-    }
+    println!(
+        "{label:<28} {count:>7} workloads: frame {:>8.3} ms, rebuild on data change {:>8.1} ms, re-sort {:>7.1} ms",
+        per_frame.as_secs_f64() * 1e3,
+        rebuild.as_secs_f64() * 1e3,
+        resort.as_secs_f64() * 1e3
+    );
+    per_frame
+}
+
+fn main() {
+    let base = measure("baseline (small cluster)", 40, 60);
+    let big = measure("workloads view at scale", 30_000, 90_000);
+    println!(
+        "frame at scale / baseline = {:.1}x (goal: frame <= 2 ms)",
+        big.as_secs_f64() / base.as_secs_f64().max(1e-9)
+    );
 }
