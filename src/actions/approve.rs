@@ -148,7 +148,9 @@ pub fn proposal_for(
     }
     match propose_preemption(state, key, &policy.0) {
         Some(p) if !p.victims.is_empty() => Ok(p),
-        Some(_) => Err(format!("{key} fits without preemption; Kueue will admit it")),
+        Some(_) => Err(format!(
+            "{key} fits without preemption; Kueue will admit it"
+        )),
         None => Err(format!(
             "no proposal for {key}: it is not pending, or cannot be admitted even under the approval policy"
         )),
@@ -334,22 +336,36 @@ pub async fn execute_approval(
         // Dry-run every intent against the plan's resourceVersions first: a victim that
         // changed since the plan answers 409 here and nothing at all is written.
         for (v, o) in plan.victims.iter().zip(&objs) {
-            let body = plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
+            let body =
+                plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
             let dry = actor.exec.clone().dry_run_only(true);
             dry.write(o, &body).await?;
         }
         rec.dry_run = "ok".into();
         if actor.exec.is_dry_run_only() {
-            return Ok(("dry-run", format!("dry run: the apiserver accepts the approval ({})", plan.summary())));
+            return Ok((
+                "dry-run",
+                format!(
+                    "dry run: the apiserver accepts the approval ({})",
+                    plan.summary()
+                ),
+            ));
         }
         for (v, o) in plan.victims.iter().zip(&objs) {
-            let body = plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
+            let body =
+                plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
             let w = actor.exec.write(o, &body).await?;
-            actor.exec.write(o, &plan::hold(rv(&w.after).as_deref())).await?;
+            actor
+                .exec
+                .write(o, &plan::hold(rv(&w.after).as_deref()))
+                .await?;
             evicted.push(v.key.clone());
         }
         if opts.stop_after_deactivate {
-            return Ok(("partial", format!("stopped after deactivating {}", evicted.join(", "))));
+            return Ok((
+                "partial",
+                format!("stopped after deactivating {}", evicted.join(", ")),
+            ));
         }
         for o in &objs {
             wait_admission_cleared(actor, o, opts.eviction_deadline).await?;
@@ -357,11 +373,14 @@ pub async fn execute_approval(
         for o in &objs {
             reactivate(actor, o).await?;
         }
-        Ok(("done", format!(
-            "approved: evicted and requeued {}; Kueue admits {} first",
-            evicted.join(", "),
-            plan.preemptor
-        )))
+        Ok((
+            "done",
+            format!(
+                "approved: evicted and requeued {}; Kueue admits {} first",
+                evicted.join(", "),
+                plan.preemptor
+            ),
+        ))
     }
     .await;
     rec.after = json!(

@@ -22,7 +22,7 @@ pub mod plan;
 pub mod recovery;
 pub mod resolve;
 
-pub use approve::{ApprovalPlan, ApproveOptions, ApprovalPolicy, VictimPlan};
+pub use approve::{ApprovalPlan, ApprovalPolicy, ApproveOptions, VictimPlan};
 pub use audit::{AuditLog, AuditRecord, default_audit_path, read_audit};
 pub use catalog::ActionKind;
 pub use executor::{ActionError, Executor, ObjRef};
@@ -93,6 +93,36 @@ impl Actor {
         if let Err(e) = self.audit.append(rec) {
             rec.message
                 .push_str(&format!(" (AUDIT LOG WRITE FAILED: {e})"));
+        }
+    }
+
+    /// Connects like every other command (the flags' kubeconfig/context/impersonation;
+    /// gangplank's User-Agent) and finds the served Kueue version.
+    pub async fn connect(
+        cluster: &crate::source::ClusterArgs,
+        readonly: bool,
+        dry_run: bool,
+        audit: AuditLog,
+    ) -> Result<Actor, ActionError> {
+        let client = crate::source::connect(cluster, std::time::Duration::from_secs(30))
+            .await
+            .map_err(|e| ActionError::Other(format!("cannot connect: {e}")))?;
+        let (_, version) = crate::source::detect_kueue(&client).await;
+        let exec = Executor::new(client, &version, readonly).dry_run_only(dry_run);
+        Ok(Actor::new(exec, audit).await)
+    }
+
+    /// Records an attempt the operator cancelled (or that could not be confirmed).
+    pub fn cancelled(&self, kind: ActionKind, target: &str, why: &str) -> Outcome {
+        let mut rec = self.record(kind, target);
+        rec.dry_run = "skipped".into();
+        rec.outcome = "cancelled".into();
+        rec.message = why.into();
+        self.log(&mut rec);
+        Outcome {
+            ok: false,
+            message: rec.message.clone(),
+            record: rec,
         }
     }
 

@@ -94,10 +94,7 @@ pub async fn set_active(actor: &Actor, target: &str, want: bool) -> Outcome {
         } else if want {
             (
                 "done",
-                format!(
-                    "resumed {}: Kueue requeues it",
-                    r.workload.describe()
-                ),
+                format!("resumed {}: Kueue requeues it", r.workload.describe()),
             )
         } else {
             (
@@ -114,9 +111,13 @@ pub async fn set_active(actor: &Actor, target: &str, want: bool) -> Outcome {
 }
 
 fn uses_workload_priority_class(wl: &Value, job: Option<&Value>) -> bool {
-    let by_ref = wl.pointer("/spec/priorityClassRef/kind").and_then(Value::as_str)
+    let by_ref = wl
+        .pointer("/spec/priorityClassRef/kind")
+        .and_then(Value::as_str)
         == Some("WorkloadPriorityClass");
-    let by_source = wl.pointer("/spec/priorityClassSource").and_then(Value::as_str)
+    let by_source = wl
+        .pointer("/spec/priorityClassSource")
+        .and_then(Value::as_str)
         == Some("kueue.x-k8s.io/workloadpriorityclass");
     let by_label = job
         .and_then(|j| j.pointer("/metadata/labels"))

@@ -21,9 +21,13 @@ use super::executor::Executor;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Access {
     Allowed,
-    Denied { reason: String },
+    Denied {
+        reason: String,
+    },
     /// The review could not be made (not served, failed): the write will tell.
-    Unknown { why: String },
+    Unknown {
+        why: String,
+    },
 }
 
 /// Can we `perm` in `namespace` (optionally the object `name`)?
