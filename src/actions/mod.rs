@@ -114,9 +114,14 @@ impl Actor {
 
     /// Records an attempt the operator cancelled (or that could not be confirmed).
     pub fn cancelled(&self, kind: ActionKind, target: &str, why: &str) -> Outcome {
+        self.not_done(kind, target, "cancelled", why)
+    }
+
+    /// Records an attempt that ended before any write (`outcome`: cancelled, refused…).
+    pub fn not_done(&self, kind: ActionKind, target: &str, outcome: &str, why: &str) -> Outcome {
         let mut rec = self.record(kind, target);
         rec.dry_run = "skipped".into();
-        rec.outcome = "cancelled".into();
+        rec.outcome = outcome.into();
         rec.message = why.into();
         self.log(&mut rec);
         Outcome {

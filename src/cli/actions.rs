@@ -135,8 +135,7 @@ pub fn approve(args: &ApproveArgs) -> Result<i32> {
         {
             Ok(p) => p,
             Err(e) => {
-                let mut o = actor.cancelled(ActionKind::Approve, &a.target, &e.to_string());
-                o.ok = false;
+                let o = actor.not_done(ActionKind::Approve, &a.target, "refused", &e.to_string());
                 handle.shutdown().await;
                 return Ok(report(&o));
             }
