@@ -324,6 +324,12 @@ async fn approval_plan(env: &Env, actor: &Actor) -> gangplank::actions::Approval
                     == 4
         })
         .await;
+    // The console's Plan view offers the same proposal.
+    let views = gangplank::tui::adapt::proposal_views(&state, &ApprovalPolicy::default());
+    assert_eq!(
+        views.iter().map(|v| v.id.as_str()).collect::<Vec<_>>(),
+        [boss.as_str()]
+    );
     plan_approval(
         actor,
         &state,

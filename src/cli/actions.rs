@@ -6,7 +6,7 @@
 //! non-zero if any part failed. Every attempt leaves one audit line.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -155,5 +155,153 @@ pub fn approve(args: &ApproveArgs) -> Result<i32> {
         )
         .await;
         Ok(report(&o))
+    })
+}
+
+/// The console's action settings (`--readonly`, `--audit-log`, `--approval-policy`).
+#[derive(Clone, Debug, Default)]
+pub struct ConsoleActionSettings {
+    pub readonly: bool,
+    pub audit_log: Option<std::path::PathBuf>,
+    pub policy: crate::actions::ApprovalPolicy,
+}
+
+/// How long a requested action waits for its confirming repeat.
+const CONFIRM_WINDOW: Duration = Duration::from_secs(10);
+
+/// The console's side of actions: requests in, notices out, audit rows into the feed.
+pub struct ConsoleActions {
+    pub requests: tokio::sync::mpsc::UnboundedSender<crate::tui::ActionRequest>,
+    pub notices: tokio::sync::mpsc::UnboundedReceiver<String>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+fn audit_row(r: &crate::actions::AuditRecord) -> crate::tui::AuditRow {
+    crate::tui::AuditRow {
+        time: r
+            .time
+            .parse::<jiff::Timestamp>()
+            .map(|t| t.as_millisecond())
+            .unwrap_or_default(),
+        actor: r.who.clone(),
+        action: r.action.clone(),
+        target: r.target.clone(),
+        outcome: r.outcome.clone(),
+    }
+}
+
+/// What a request will do once confirmed.
+enum Prepared {
+    Hold(String),
+    Resume(String),
+    Approve(Box<crate::actions::ApprovalPlan>),
+}
+
+/// Starts the console's action task. Confirmation: the task answers a request with a
+/// notice naming exactly what will happen; the same request again within 10 s (the
+/// same key on the same selection) confirms, anything else lets it lapse. (The tui's
+/// key handling is untouched: this needs no modal state in it.)
+pub async fn spawn_console_actions(
+    cluster: &crate::source::ClusterArgs,
+    settings: &ConsoleActionSettings,
+    snapshots: tokio::sync::watch::Receiver<std::sync::Arc<crate::source::Snapshot>>,
+    audit_rows: std::sync::Arc<std::sync::Mutex<Vec<crate::tui::AuditRow>>>,
+    poke: tokio::sync::mpsc::UnboundedSender<()>,
+) -> Result<ConsoleActions> {
+    use crate::tui::{ActionKind as Key, ActionTarget};
+    let audit = AuditLog::open_or_default(settings.audit_log.as_deref()).context("audit log")?;
+    if let Some(p) = audit.path()
+        && let Ok(old) = crate::actions::read_audit(p)
+    {
+        let mut rows = audit_rows.lock().unwrap_or_else(|e| e.into_inner());
+        let skip = old.len().saturating_sub(200);
+        rows.extend(old.iter().skip(skip).map(audit_row));
+    }
+    let actor = Actor::connect(cluster, settings.readonly, false, audit).await?;
+    let (req_tx, mut req_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (note_tx, note_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let policy = settings.policy.clone();
+    let task = tokio::spawn(async move {
+        let push = |o: &Outcome| {
+            audit_rows
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(audit_row(&o.record));
+            let _ = poke.send(());
+        };
+        if let Ok(done) = recover(&actor, Duration::from_secs(30)).await {
+            for o in done {
+                push(&o);
+                let _ = note_tx.send(o.message.clone());
+            }
+        }
+        let mut pending: Option<(crate::tui::ActionRequest, Instant, Prepared)> = None;
+        while let Some(req) = req_rx.recv().await {
+            let confirmed = pending
+                .take_if(|(p, at, _)| *p == req && at.elapsed() < CONFIRM_WINDOW)
+                .map(|(_, _, prep)| prep);
+            if let Some(prep) = confirmed {
+                let _ = note_tx.send("working…".into());
+                let o = match prep {
+                    Prepared::Hold(t) => actor.hold(&t).await,
+                    Prepared::Resume(t) => actor.resume(&t).await,
+                    Prepared::Approve(plan) => {
+                        execute_approval(&actor, &plan, &ApproveOptions::default()).await
+                    }
+                };
+                push(&o);
+                let _ = note_tx.send(if o.ok {
+                    o.message.clone()
+                } else {
+                    format!("failed: {}", o.message)
+                });
+                continue;
+            }
+            let prepared = match (&req.kind, &req.target) {
+                (Key::Hold, ActionTarget::Workload { namespace, name }) => {
+                    Ok(Prepared::Hold(format!("{namespace}/{name}")))
+                }
+                (Key::Resume, ActionTarget::Workload { namespace, name }) => {
+                    Ok(Prepared::Resume(format!("{namespace}/{name}")))
+                }
+                (Key::Approve, ActionTarget::Proposal { id }) => {
+                    let state = snapshots.borrow().state.clone();
+                    plan_approval(&actor, &state, id, &policy)
+                        .await
+                        .map(|p| Prepared::Approve(Box::new(p)))
+                        .map_err(|e| e.to_string())
+                }
+                (Key::Reprioritize, _) => Err(
+                    "reprioritize from the command line: gangplank set-priority NS/NAME CLASS|VALUE"
+                        .to_string(),
+                ),
+                (_, ActionTarget::ClusterQueue { .. } | ActionTarget::LocalQueue { .. }) => Err(
+                    "holding a whole queue is not supported; hold its workloads".to_string(),
+                ),
+                _ => Err("not supported for this selection".to_string()),
+            };
+            match prepared {
+                Ok(prep) => {
+                    let what = match &prep {
+                        Prepared::Hold(t) => format!("hold {t}"),
+                        Prepared::Resume(t) => format!("resume {t}"),
+                        Prepared::Approve(p) => p.summary(),
+                    };
+                    let _ = note_tx.send(format!(
+                        "confirm: press the same key again within {} s to {what}",
+                        CONFIRM_WINDOW.as_secs()
+                    ));
+                    pending = Some((req, Instant::now(), prep));
+                }
+                Err(why) => {
+                    let _ = note_tx.send(format!("{}: {why}", req.kind.name()));
+                }
+            }
+        }
+    });
+    Ok(ConsoleActions {
+        requests: req_tx,
+        notices: note_rx,
+        task,
     })
 }
