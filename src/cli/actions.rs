@@ -6,7 +6,7 @@
 //! non-zero if any part failed. Every attempt leaves one audit line.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
@@ -166,13 +166,15 @@ pub struct ConsoleActionSettings {
     pub policy: crate::actions::ApprovalPolicy,
 }
 
-/// How long a requested action waits for its confirming repeat.
-const CONFIRM_WINDOW: Duration = Duration::from_secs(10);
+/// How long a prompt waits for the operator's answer before the action lapses.
+const CONFIRM_WINDOW: Duration = Duration::from_secs(120);
 
 /// The console's side of actions: requests in, notices out, audit rows into the feed.
 pub struct ConsoleActions {
     pub requests: tokio::sync::mpsc::UnboundedSender<crate::tui::ActionRequest>,
     pub notices: tokio::sync::mpsc::UnboundedReceiver<String>,
+    pub prompts: tokio::sync::mpsc::UnboundedReceiver<String>,
+    pub confirms: tokio::sync::mpsc::UnboundedSender<bool>,
     pub task: tokio::task::JoinHandle<()>,
 }
 
@@ -197,10 +199,9 @@ enum Prepared {
     Approve(Box<crate::actions::ApprovalPlan>),
 }
 
-/// Starts the console's action task. Confirmation: the task answers a request with a
-/// notice naming exactly what will happen; the same request again within 10 s (the
-/// same key on the same selection) confirms, anything else lets it lapse. (The tui's
-/// key handling is untouched: this needs no modal state in it.)
+/// Starts the console's action task. Each request is prepared (resolved, planned),
+/// its summary sent as a confirmation prompt (the console shows "press y to confirm"),
+/// and run only when the operator answers `y`; one request at a time.
 pub async fn spawn_console_actions(
     cluster: &crate::source::ClusterArgs,
     settings: &ConsoleActionSettings,
@@ -218,8 +219,10 @@ pub async fn spawn_console_actions(
         rows.extend(old.iter().skip(skip).map(audit_row));
     }
     let actor = Actor::connect(cluster, settings.readonly, false, audit).await?;
-    let (req_tx, mut req_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (req_tx, mut req_rx) = tokio::sync::mpsc::unbounded_channel::<crate::tui::ActionRequest>();
     let (note_tx, note_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (prompt_tx, prompt_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (confirm_tx, mut confirm_rx) = tokio::sync::mpsc::unbounded_channel::<bool>();
     let policy = settings.policy.clone();
     let task = tokio::spawn(async move {
         let push = |o: &Outcome| {
@@ -235,28 +238,7 @@ pub async fn spawn_console_actions(
                 let _ = note_tx.send(o.message.clone());
             }
         }
-        let mut pending: Option<(crate::tui::ActionRequest, Instant, Prepared)> = None;
         while let Some(req) = req_rx.recv().await {
-            let confirmed = pending
-                .take_if(|(p, at, _)| *p == req && at.elapsed() < CONFIRM_WINDOW)
-                .map(|(_, _, prep)| prep);
-            if let Some(prep) = confirmed {
-                let _ = note_tx.send("working…".into());
-                let o = match prep {
-                    Prepared::Hold(t) => actor.hold(&t).await,
-                    Prepared::Resume(t) => actor.resume(&t).await,
-                    Prepared::Approve(plan) => {
-                        execute_approval(&actor, &plan, &ApproveOptions::default()).await
-                    }
-                };
-                push(&o);
-                let _ = note_tx.send(if o.ok {
-                    o.message.clone()
-                } else {
-                    format!("failed: {}", o.message)
-                });
-                continue;
-            }
             let prepared = match (&req.kind, &req.target) {
                 (Key::Hold, ActionTarget::Workload { namespace, name }) => {
                     Ok(Prepared::Hold(format!("{namespace}/{name}")))
@@ -280,28 +262,52 @@ pub async fn spawn_console_actions(
                 ),
                 _ => Err("not supported for this selection".to_string()),
             };
-            match prepared {
-                Ok(prep) => {
-                    let what = match &prep {
-                        Prepared::Hold(t) => format!("hold {t}"),
-                        Prepared::Resume(t) => format!("resume {t}"),
-                        Prepared::Approve(p) => p.summary(),
-                    };
-                    let _ = note_tx.send(format!(
-                        "confirm: press the same key again within {} s to {what}",
-                        CONFIRM_WINDOW.as_secs()
-                    ));
-                    pending = Some((req, Instant::now(), prep));
-                }
+            let prep = match prepared {
+                Ok(p) => p,
                 Err(why) => {
                     let _ = note_tx.send(format!("{}: {why}", req.kind.name()));
+                    continue;
                 }
+            };
+            let (kind, target, what) = match &prep {
+                Prepared::Hold(t) => (ActionKind::Hold, t.clone(), format!("hold {t}")),
+                Prepared::Resume(t) => (ActionKind::Resume, t.clone(), format!("resume {t}")),
+                Prepared::Approve(p) => (ActionKind::Approve, p.preemptor.clone(), p.summary()),
+            };
+            // Answers to an earlier, lapsed prompt must not confirm this one.
+            while confirm_rx.try_recv().is_ok() {}
+            if prompt_tx.send(what).is_err() {
+                return;
             }
+            let yes = matches!(
+                tokio::time::timeout(CONFIRM_WINDOW, confirm_rx.recv()).await,
+                Ok(Some(true))
+            );
+            if !yes {
+                let o = actor.cancelled(kind, &target, "cancelled by the operator");
+                push(&o);
+                continue;
+            }
+            let o = match prep {
+                Prepared::Hold(t) => actor.hold(&t).await,
+                Prepared::Resume(t) => actor.resume(&t).await,
+                Prepared::Approve(plan) => {
+                    execute_approval(&actor, &plan, &ApproveOptions::default()).await
+                }
+            };
+            push(&o);
+            let _ = note_tx.send(if o.ok {
+                o.message.clone()
+            } else {
+                format!("failed: {}", o.message)
+            });
         }
     });
     Ok(ConsoleActions {
         requests: req_tx,
         notices: note_rx,
+        prompts: prompt_rx,
+        confirms: confirm_tx,
         task,
     })
 }

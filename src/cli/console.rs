@@ -161,6 +161,8 @@ async fn live_console(
     .await?;
     opts.actions = Some(actions.requests);
     opts.notices = Some(actions.notices);
+    opts.prompts = Some(actions.prompts);
+    opts.confirms = Some(actions.confirms);
     let (data, feed_task) =
         feed::spawn_with(handle.snapshots(), plans, context, extras, Some(poke_rx));
     let result = run_terminal(data, opts).await;
