@@ -108,3 +108,69 @@ async fn hold_refuses_without_a_terminal_and_acts_with_yes() {
     assert_eq!(outcomes, ["cancelled", "dry-run", "done"]);
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_command_shows_the_victims_and_acts_with_yes() {
+    let text = include_str!("../docs/scenarios/seed.yaml").replace(
+        "withinClusterQueue: LowerPriority",
+        "withinClusterQueue: Never",
+    );
+    let sim = LiveSim::start(
+        SimCluster::from_scenario(
+            &Scenario::from_str("seed-never", &text).unwrap(),
+            SimOptions::live(),
+        ),
+        LiveOptions {
+            speed: 600.0,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kc).unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let store = sim.store().clone();
+    wait_until("the boss queued behind four admitted jobs", || {
+        let wls = store.list(&ResourceKey::WORKLOADS, None).items;
+        wls.iter().filter(|w| admitted(w)).count() == 4
+            && wls.iter().any(|w| {
+                w["metadata"]["ownerReferences"][0]["name"] == "boss-urgent-llama-finetune"
+            })
+    })
+    .await;
+    let out = tokio::task::spawn_blocking({
+        let mut c = Command::new(env!("CARGO_BIN_EXE_gangplank"));
+        c.args([
+            "approve",
+            "nlp-team/boss-urgent-llama-finetune",
+            "--yes",
+            "--kubeconfig",
+        ])
+        .arg(&kc)
+        .args(["--context", "gangplank-sim", "--audit-log"])
+        .arg(&audit)
+        .stdin(Stdio::null());
+        move || c.output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("gpt-eval") && stdout.contains("yolo-train"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("run time lost"), "{stdout}");
+    assert!(stdout.contains("approved"), "{stdout}");
+    let recs = read_audit(&audit).unwrap();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0].outcome, "done");
+    sim.shutdown().await;
+}

@@ -355,10 +355,23 @@ pub async fn execute_approval(
             let body =
                 plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
             let w = actor.exec.write(o, &body).await?;
-            actor
+            if let Err(e) = actor
                 .exec
                 .write(o, &plan::hold(rv(&w.after).as_deref()))
-                .await?;
+                .await
+            {
+                // The intent is on a victim that stays active: take it back so that a
+                // later, unrelated hold is never "recovered" into a reactivation.
+                let undo = actor.exec.write(o, &plan::clear_intent()).await;
+                return Err(ActionError::Other(format!(
+                    "{e}; {} was not deactivated ({})",
+                    v.key,
+                    match undo {
+                        Ok(_) => "its intent annotation was removed".to_string(),
+                        Err(u) => format!("removing its intent annotation failed too: {u}"),
+                    }
+                )));
+            }
             evicted.push(v.key.clone());
         }
         if opts.stop_after_deactivate {

@@ -62,6 +62,11 @@ pub fn reactivate(rv: Option<&str>) -> Value {
     )
 }
 
+/// Takes back a recorded intent (the victim could not be deactivated).
+pub fn clear_intent() -> Value {
+    json!({"metadata": {"annotations": {REACTIVATE_ANNOTATION: null, APPROVED_BY_ANNOTATION: null}}})
+}
+
 /// What `set-priority` was given: a class name or a number.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PriorityTarget {
