@@ -423,3 +423,30 @@ pub async fn execute_approval(
         r => actor.finish(rec, r),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_policy_parses() {
+        assert_eq!(
+            "within=LowerPriority,reclaim=Any".parse::<ApprovalPolicy>(),
+            Ok(ApprovalPolicy::default())
+        );
+        let p: ApprovalPolicy = "reclaim=Never".parse().unwrap();
+        assert_eq!(p.0.within_cluster_queue, None);
+        assert_eq!(p.0.reclaim_within_cohort, Some(ReclaimWithinCohort::Never));
+        assert!("within=Sometimes".parse::<ApprovalPolicy>().is_err());
+        assert!("colour=red".parse::<ApprovalPolicy>().is_err());
+    }
+
+    #[test]
+    fn admission_cleared_reads_status() {
+        assert!(admission_cleared(&json!({"status": {}})));
+        assert!(admission_cleared(&json!({"status": {"admission": null}})));
+        assert!(!admission_cleared(
+            &json!({"status": {"admission": {"clusterQueue": "cq"}}})
+        ));
+    }
+}

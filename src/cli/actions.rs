@@ -311,3 +311,18 @@ pub async fn spawn_console_actions(
         task,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::confirm;
+
+    #[test]
+    fn only_y_confirms_and_no_terminal_refuses() {
+        assert_eq!(confirm("hold?", true, &mut "y\n".as_bytes()), Ok(true));
+        assert_eq!(confirm("hold?", true, &mut "yes\n".as_bytes()), Ok(true));
+        assert_eq!(confirm("hold?", true, &mut "n\n".as_bytes()), Ok(false));
+        assert_eq!(confirm("hold?", true, &mut "\n".as_bytes()), Ok(false));
+        assert_eq!(confirm("hold?", true, &mut "".as_bytes()), Ok(false));
+        assert!(confirm("hold?", false, &mut "y\n".as_bytes()).is_err());
+    }
+}
