@@ -495,7 +495,14 @@ async fn stale_plan_conflicts_and_writes_nothing() {
         plan.victims.len() as u64,
         "one dry run per victim, no real write"
     );
-    assert_eq!(env.audit_lines().len(), 1);
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0].dry_run.starts_with("refused: "),
+        "{}",
+        lines[0].dry_run
+    );
+    assert!(lines[0].dry_run.contains("409"), "{}", lines[0].dry_run);
     env.sim.shutdown().await;
 }
 
@@ -521,7 +528,13 @@ async fn forbidden_patch_writes_nothing_and_explains() {
     assert!(o.message.contains("bert-pretrain"), "{}", o.message);
     let w = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
     assert_eq!(w["spec"]["active"], true);
-    assert_eq!(env.audit_lines().len(), 1);
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0].dry_run.starts_with("refused: "),
+        "{}",
+        lines[0].dry_run
+    );
     env.sim.shutdown().await;
 }
 

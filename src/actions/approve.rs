@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::catalog::ActionKind;
-use super::executor::{ActionError, ObjRef};
+use super::executor::{ActionError, ObjRef, dry_run_refusal};
 use super::ops::preflight;
 use super::plan;
 use super::resolve::{resolve, rv};
@@ -338,8 +338,11 @@ pub async fn execute_approval(
         for (v, o) in plan.victims.iter().zip(&objs) {
             let body =
                 plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
-            let dry = actor.exec.clone().dry_run_only(true);
-            dry.write(o, &body).await?;
+            actor
+                .exec
+                .dry_run(o, &body)
+                .await
+                .inspect_err(|e| rec.dry_run = dry_run_refusal(e))?;
         }
         rec.dry_run = "ok".into();
         if actor.exec.is_dry_run_only() {

@@ -217,15 +217,22 @@ impl Executor {
         serde_json::to_value(out).map_err(|e| ActionError::Other(e.to_string()))
     }
 
-    /// The one write path: a server-side dry run, then (unless dry-run-only) the
-    /// write. A refused dry run writes nothing. Read-only: refused before any request.
-    pub async fn write(&self, obj: &ObjRef, patch: &Value) -> Result<Written, ActionError> {
-        if self.readonly {
-            return Err(ActionError::ReadOnly {
-                what: format!("patch {}", obj.describe()),
-            });
-        }
-        let dry = self.patch_once(obj, patch, true).await?;
+    /// The server-side dry run (`dryRun=All`) of a write. Read-only: refused before
+    /// any request.
+    pub async fn dry_run(&self, obj: &ObjRef, patch: &Value) -> Result<Value, ActionError> {
+        self.refuse_if_readonly(obj)?;
+        self.patch_once(obj, patch, true).await
+    }
+
+    /// The write itself, after its dry run passed (`dry` is the dry run's answer,
+    /// returned as is when only dry runs are sent). Read-only: refused.
+    pub async fn commit(
+        &self,
+        obj: &ObjRef,
+        patch: &Value,
+        dry: Value,
+    ) -> Result<Written, ActionError> {
+        self.refuse_if_readonly(obj)?;
         if self.dry_run_only {
             return Ok(Written {
                 after: dry,
@@ -237,6 +244,30 @@ impl Executor {
             after,
             dry_run_only: false,
         })
+    }
+
+    /// The one write path: a server-side dry run, then (unless dry-run-only) the
+    /// write. A refused dry run writes nothing. Read-only: refused before any request.
+    pub async fn write(&self, obj: &ObjRef, patch: &Value) -> Result<Written, ActionError> {
+        let dry = self.dry_run(obj, patch).await?;
+        self.commit(obj, patch, dry).await
+    }
+
+    fn refuse_if_readonly(&self, obj: &ObjRef) -> Result<(), ActionError> {
+        if self.readonly {
+            return Err(ActionError::ReadOnly {
+                what: format!("patch {}", obj.describe()),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The audit's `dryRun` field for a refused dry run.
+pub fn dry_run_refusal(e: &ActionError) -> String {
+    match e {
+        ActionError::ReadOnly { .. } => "not sent (read-only)".into(),
+        e => format!("refused: {e}"),
     }
 }
 

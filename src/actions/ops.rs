@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::audit::{AuditRecord, now_rfc3339};
 use super::catalog::{ActionKind, PRIORITY_CLASS_LABEL, Permission};
-use super::executor::{ActionError, ObjRef};
+use super::executor::{ActionError, ObjRef, dry_run_refusal};
 use super::permissions::{Access, check};
 use super::plan::{self, PriorityTarget};
 use super::resolve::{Resolved, resolve, rv};
@@ -79,8 +79,13 @@ pub async fn set_active(actor: &Actor, target: &str, want: bool) -> Outcome {
         } else {
             plan::hold(r.resource_version().as_deref())
         };
-        let w = actor.exec.write(&r.workload, &body).await?;
+        let dry = actor
+            .exec
+            .dry_run(&r.workload, &body)
+            .await
+            .inspect_err(|e| rec.dry_run = dry_run_refusal(e))?;
         rec.dry_run = "ok".into();
+        let w = actor.exec.commit(&r.workload, &body, dry).await?;
         rec.after = json!({"active": active(&w.after)});
         Ok(if w.dry_run_only {
             (
@@ -209,8 +214,13 @@ pub async fn set_priority(actor: &Actor, target: &str, to: &PriorityTarget) -> O
             ),
         };
         preflight(actor, &obj).await?;
-        let w = actor.exec.write(&obj, &body).await?;
+        let dry = actor
+            .exec
+            .dry_run(&obj, &body)
+            .await
+            .inspect_err(|e| rec.dry_run = dry_run_refusal(e))?;
         rec.dry_run = "ok".into();
+        let w = actor.exec.commit(&obj, &body, dry).await?;
         rec.after = json!({
             "priority": if obj.resource.kind == "Workload" { w.after.pointer("/spec/priority").cloned() } else { before_priority.clone() },
             "priorityClass": w.after.pointer("/metadata/labels").and_then(|l| l.get(PRIORITY_CLASS_LABEL)).cloned(),

@@ -48,7 +48,8 @@ pub async fn check(
                 verb: Some(perm.verb.into()),
                 group: Some(perm.group.into()),
                 resource: Some(perm.resource.into()),
-                namespace: Some(namespace.into()),
+                // "" asks about every namespace (a cluster-wide grant).
+                namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
                 name: name.map(str::to_string),
                 ..Default::default()
             }),

@@ -238,6 +238,21 @@ pub async fn spawn_console_actions(
                 let _ = note_tx.send(o.message.clone());
             }
         }
+        // Before offering actions: say so at once when RBAC will refuse them.
+        if !actor.exec.is_readonly()
+            && let crate::actions::permissions::Access::Denied { reason } =
+                crate::actions::permissions::check(
+                    &actor.exec,
+                    &crate::actions::catalog::WORKLOADS_PATCH,
+                    "",
+                    None,
+                )
+                .await
+        {
+            let _ = note_tx.send(format!(
+                "actions will be refused: you may not patch workloads in every namespace ({reason})"
+            ));
+        }
         while let Some(req) = req_rx.recv().await {
             let prepared = match (&req.kind, &req.target) {
                 (Key::Hold, ActionTarget::Workload { namespace, name }) => {
