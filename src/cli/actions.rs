@@ -341,3 +341,112 @@ mod tests {
         assert!(confirm("hold?", false, &mut "y\n".as_bytes()).is_err());
     }
 }
+
+#[cfg(test)]
+mod console_tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use super::{ConsoleActionSettings, spawn_console_actions};
+    use crate::sim::{LiveOptions, LiveSim, ResourceKey, Scenario, SimCluster, SimOptions};
+    use crate::source::{self, ClusterArgs, SourceOptions};
+    use crate::tui::{ActionKind, ActionRequest, ActionTarget};
+
+    /// The console's action task: a hold request is prompted, confirmed with `y`,
+    /// executed, reported as a notice and as an Audit view row; a cancelled one writes
+    /// nothing but is audited.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn console_hold_is_prompted_confirmed_and_audited() {
+        let sim = LiveSim::start(
+            SimCluster::from_scenario(&Scenario::seed(), SimOptions::live()),
+            LiveOptions {
+                speed: 30.0,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kc = dir.path().join("kubeconfig");
+        sim.write_kubeconfig(&kc).unwrap();
+        let cluster = ClusterArgs {
+            kubeconfig: Some(kc),
+            context: Some("gangplank-sim".into()),
+            ..Default::default()
+        };
+        let opts = SourceOptions::default();
+        let client = source::connect(&cluster, opts.read_timeout())
+            .await
+            .unwrap();
+        let handle = source::start(client, opts).await;
+        let bert = |sim: &LiveSim| {
+            sim.store()
+                .list(&ResourceKey::WORKLOADS, Some("nlp-team"))
+                .items
+                .into_iter()
+                .find(|w| w["metadata"]["ownerReferences"][0]["name"] == "bert-pretrain")
+        };
+        let end = Instant::now() + Duration::from_secs(30);
+        while bert(&sim).is_none_or(|w| w["status"]["admission"].is_null()) {
+            assert!(Instant::now() < end, "bert never admitted");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let rows = Arc::new(Mutex::new(Vec::new()));
+        let (poke_tx, mut poke_rx) = tokio::sync::mpsc::unbounded_channel();
+        let settings = ConsoleActionSettings {
+            audit_log: Some(dir.path().join("audit.jsonl")),
+            ..Default::default()
+        };
+        let mut a = spawn_console_actions(
+            &cluster,
+            &settings,
+            handle.snapshots(),
+            rows.clone(),
+            poke_tx,
+        )
+        .await
+        .unwrap();
+        let req = ActionRequest {
+            kind: ActionKind::Hold,
+            target: ActionTarget::Workload {
+                namespace: "nlp-team".into(),
+                name: "bert-pretrain".into(),
+            },
+        };
+        let within = Duration::from_secs(30);
+        // Cancelled: nothing written, one audit row.
+        a.requests.send(req.clone()).unwrap();
+        let prompt = tokio::time::timeout(within, a.prompts.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(prompt, "hold nlp-team/bert-pretrain");
+        a.confirms.send(false).unwrap();
+        tokio::time::timeout(within, poke_rx.recv()).await.unwrap();
+        assert_eq!(bert(&sim).unwrap()["spec"]["active"], true);
+        // Confirmed: held, reported, audited.
+        a.requests.send(req).unwrap();
+        tokio::time::timeout(within, a.prompts.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        a.confirms.send(true).unwrap();
+        let notice = tokio::time::timeout(within, a.notices.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(notice.starts_with("held"), "{notice}");
+        assert_eq!(bert(&sim).unwrap()["spec"]["active"], false);
+        tokio::time::timeout(within, poke_rx.recv()).await.unwrap();
+        let outcomes: Vec<String> = rows
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.outcome.clone())
+            .collect();
+        assert_eq!(outcomes, ["cancelled", "done"]);
+        a.task.abort();
+        handle.shutdown().await;
+        sim.shutdown().await;
+    }
+}
