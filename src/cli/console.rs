@@ -151,22 +151,35 @@ async fn live_console(
         policy: settings.policy.clone(),
     };
     let (poke_tx, poke_rx) = tokio::sync::mpsc::unbounded_channel();
-    let actions = spawn_console_actions(
+    // Without an audit log or a connection for the executor the console still runs:
+    // action keys then answer that actions are not available.
+    let actions = match spawn_console_actions(
         cluster,
         settings,
         handle.snapshots(),
         extras.audit.clone(),
         poke_tx,
     )
-    .await?;
-    opts.actions = Some(actions.requests);
-    opts.notices = Some(actions.notices);
-    opts.prompts = Some(actions.prompts);
-    opts.confirms = Some(actions.confirms);
+    .await
+    {
+        Ok(a) => {
+            opts.actions = Some(a.requests);
+            opts.notices = Some(a.notices);
+            opts.prompts = Some(a.prompts);
+            opts.confirms = Some(a.confirms);
+            Some(a.task)
+        }
+        Err(e) => {
+            tracing::warn!("actions unavailable: {e:#}");
+            None
+        }
+    };
     let (data, feed_task) =
         feed::spawn_with(handle.snapshots(), plans, context, extras, Some(poke_rx));
     let result = run_terminal(data, opts).await;
-    actions.task.abort();
+    if let Some(t) = actions {
+        t.abort();
+    }
     feed_task.abort();
     replan_task.abort();
     handle.shutdown().await;
