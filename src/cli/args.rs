@@ -38,6 +38,12 @@ pub struct ConsoleArgs {
     /// Write diagnostics to this file (nothing is printed while the console runs).
     #[arg(long, value_name = "PATH")]
     pub log_file: Option<PathBuf>,
+    /// The audit log of actions (default: audit.jsonl in the XDG state dir).
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
+    /// The policy preemption proposals are made under (docs/actions.md).
+    #[arg(long, value_name = "POLICY")]
+    pub approval_policy: Option<crate::actions::ApprovalPolicy>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -77,6 +83,64 @@ pub enum Command {
     Config(ConfigArgs),
     /// Serve the console read-only over SSH to many viewers from one set of watches.
     ServeSsh(ServeSshArgs),
+    /// Hold a Workload (or the job owning one): spec.active=false, as `kueuectl stop workload`.
+    Hold(ActionArgs),
+    /// Resume a held Workload: spec.active=true.
+    Resume(ActionArgs),
+    /// Change a job's priority: a WorkloadPriorityClass (label on the job) or a value.
+    SetPriority(SetPriorityArgs),
+    /// Approve a proposed preemption (see docs/actions.md).
+    Approve(ApproveArgs),
+}
+
+/// Flags shared by every action command (docs/actions.md).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ActionArgs {
+    /// NAMESPACE/NAME of a Workload, or of the job that owns one.
+    #[arg(value_name = "NS/NAME")]
+    pub target: String,
+    #[command(flatten)]
+    pub cluster: crate::source::ClusterArgs,
+    /// Read-only: refuse every write before any request is sent.
+    #[arg(long)]
+    pub readonly: bool,
+    /// Send only server-side dry runs (dryRun=All); nothing changes.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation (required when stdin is not a terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// The audit log (default: audit.jsonl in the XDG state dir).
+    #[arg(long, value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SetPriorityArgs {
+    #[command(flatten)]
+    pub action: ActionArgs,
+    /// A WorkloadPriorityClass or PriorityClass name, or a priority value.
+    #[arg(value_name = "CLASS|VALUE", allow_negative_numbers = true)]
+    pub priority: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ApproveArgs {
+    #[command(flatten)]
+    pub action: ActionArgs,
+    /// The policy proposals are made under, e.g. within=LowerPriority,reclaim=Any.
+    #[arg(
+        long,
+        value_name = "POLICY",
+        default_value = "within=LowerPriority,reclaim=Any"
+    )]
+    pub approval_policy: crate::actions::ApprovalPolicy,
+    /// Seconds to wait for Kueue to evict each victim before leaving it to recovery.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub eviction_timeout: u64,
+    /// Seconds to wait for the initial sync of the cluster state.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub sync_timeout: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use tokio::sync::watch;
 
+use super::actions::{ConsoleActionSettings, spawn_console_actions};
 use super::args::{ConsoleArgs, DemoArgs};
 use super::feed;
 use crate::engine::{self, PlanOptions};
@@ -76,7 +77,7 @@ pub fn run(args: &ConsoleArgs) -> Result<i32> {
             .context
             .clone()
             .unwrap_or_else(|| "current context".to_string());
-        live_console(&args.cluster, context, opts).await
+        live_console(&args.cluster, context, opts, &action_settings(args)).await
     })?;
     Ok(0)
 }
@@ -119,8 +120,24 @@ fn run_static(args: &ConsoleArgs, opts: RunOptions) -> Result<i32> {
     Ok(0)
 }
 
+/// The console's action settings from its flags.
+fn action_settings(args: &ConsoleArgs) -> ConsoleActionSettings {
+    ConsoleActionSettings {
+        readonly: args.readonly,
+        audit_log: args.audit_log.clone(),
+        policy: args.approval_policy.clone().unwrap_or_default(),
+    }
+}
+
 /// Watches the cluster the flags name and runs the console over it until `q`.
-async fn live_console(cluster: &ClusterArgs, context: String, opts: RunOptions) -> Result<()> {
+/// Action keys go to the action task (one executor, read-only under `--readonly`);
+/// its notices come back to the message line and its audit rows into the Audit view.
+async fn live_console(
+    cluster: &ClusterArgs,
+    context: String,
+    mut opts: RunOptions,
+    settings: &ConsoleActionSettings,
+) -> Result<()> {
     let source_opts = SourceOptions {
         namespace: cluster.namespace.clone(),
         history_file: source::default_history_path(),
@@ -129,8 +146,40 @@ async fn live_console(cluster: &ClusterArgs, context: String, opts: RunOptions) 
     let client = source::connect(cluster, source_opts.read_timeout()).await?;
     let handle = source::start(client, source_opts).await;
     let (plans, replan_task) = source::replan::spawn(handle.snapshots(), ReplanOptions::default());
-    let (data, feed_task) = feed::spawn(handle.snapshots(), plans, context);
+    let extras = feed::FeedExtras {
+        audit: Default::default(),
+        policy: settings.policy.clone(),
+    };
+    let (poke_tx, poke_rx) = tokio::sync::mpsc::unbounded_channel();
+    // Without an audit log or a connection for the executor the console still runs:
+    // action keys then answer that actions are not available.
+    let actions = match spawn_console_actions(
+        cluster,
+        settings,
+        handle.snapshots(),
+        extras.audit.clone(),
+        poke_tx,
+    )
+    .await
+    {
+        Ok(a) => {
+            opts.actions = Some(a.requests);
+            opts.notices = Some(a.notices);
+            opts.prompts = Some(a.prompts);
+            opts.confirms = Some(a.confirms);
+            Some(a.task)
+        }
+        Err(e) => {
+            tracing::warn!("actions unavailable: {e:#}");
+            None
+        }
+    };
+    let (data, feed_task) =
+        feed::spawn_with(handle.snapshots(), plans, context, extras, Some(poke_rx));
     let result = run_terminal(data, opts).await;
+    if let Some(t) = actions {
+        t.abort();
+    }
     feed_task.abort();
     replan_task.abort();
     handle.shutdown().await;
@@ -173,7 +222,13 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
             ..args.console.cluster.clone()
         };
         let context = format!("demo: {} at {}x", scenario.name, args.speed);
-        let result = live_console(&cluster_args, context, opts).await;
+        let result = live_console(
+            &cluster_args,
+            context,
+            opts,
+            &action_settings(&args.console),
+        )
+        .await;
         sim.shutdown().await;
         let _ = std::fs::remove_file(&kubeconfig);
         result

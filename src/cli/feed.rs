@@ -5,16 +5,17 @@
 //! sync states → status bar) off the async workers, and publishes the result. The
 //! console only ever reads the published value: nothing renders from the network.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::actions::ApprovalPolicy;
 use crate::doctor::{self, DoctorOptions};
 use crate::model::ClusterState;
 use crate::source::{self, LivePlan, Snapshot};
-use crate::tui::adapt::{health_rows, plan_view};
-use crate::tui::{ConsoleData, DriftRow, ResourceSync, SyncState, SyncStatus};
+use crate::tui::adapt::{health_rows, plan_view, proposal_views};
+use crate::tui::{AuditRow, ConsoleData, DriftRow, ResourceSync, SyncState, SyncStatus};
 
 /// The short names operators know (k9s / kueuectl) for the status bar.
 fn short_name(resource: &str) -> String {
@@ -72,6 +73,14 @@ pub fn sync_status(snap: &Snapshot) -> SyncStatus {
     }
 }
 
+/// What the feed adds besides the cluster: the audit rows of actions and the policy
+/// preemption proposals are made under.
+#[derive(Clone, Debug, Default)]
+pub struct FeedExtras {
+    pub audit: Arc<Mutex<Vec<AuditRow>>>,
+    pub policy: ApprovalPolicy,
+}
+
 /// Builds one [`ConsoleData`] from the latest snapshot and plan.
 pub fn console_data(
     snap: &Snapshot,
@@ -79,12 +88,24 @@ pub fn console_data(
     context: &str,
     generation: u64,
 ) -> ConsoleData {
+    console_data_with(snap, plan, context, generation, &FeedExtras::default())
+}
+
+/// [`console_data`] with proposals under `extras.policy` and the audit rows.
+pub fn console_data_with(
+    snap: &Snapshot,
+    plan: Option<&LivePlan>,
+    context: &str,
+    generation: u64,
+    extras: &FeedExtras,
+) -> ConsoleData {
     let state: Arc<ClusterState> = Arc::new(snap.state.clone());
     let report = doctor::run(&state, &DoctorOptions::at(snap.taken_at.as_millisecond()));
     let plan_view = plan.map(|p| {
         let mut view = plan_view(&p.plan, &state);
         view.computed_at = Some(snap.taken_at.as_millisecond());
         view.duration_ms = Some(p.plan_time.as_millis() as u64);
+        view.proposals = proposal_views(&state, &extras.policy);
         Arc::new(view)
     });
     let drift = plan
@@ -106,19 +127,37 @@ pub fn console_data(
         sync: sync_status(snap),
         context: context.to_string(),
         drift: Arc::new(drift),
-        audit: Arc::new(Vec::new()),
+        audit: Arc::new(
+            extras
+                .audit
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        ),
         health: Arc::new(health_rows(&report)),
         generation,
     }
 }
 
 /// Spawns the feed task; the receiver always holds the newest console input.
+#[allow(dead_code)] // The console uses `spawn_with`; kept for feeds without actions.
 pub fn spawn(
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    plans: watch::Receiver<Option<Arc<LivePlan>>>,
+    context: String,
+) -> (watch::Receiver<ConsoleData>, JoinHandle<()>) {
+    spawn_with(snapshots, plans, context, FeedExtras::default(), None)
+}
+
+/// [`spawn`] with extras; a message on `poke` rebuilds the data (a new audit row).
+pub fn spawn_with(
     mut snapshots: watch::Receiver<Arc<Snapshot>>,
     mut plans: watch::Receiver<Option<Arc<LivePlan>>>,
     context: String,
+    extras: FeedExtras,
+    mut poke: Option<tokio::sync::mpsc::UnboundedReceiver<()>>,
 ) -> (watch::Receiver<ConsoleData>, JoinHandle<()>) {
-    let first = console_data(&snapshots.borrow(), None, &context, 0);
+    let first = console_data_with(&snapshots.borrow(), None, &context, 0, &extras);
     let (tx, rx) = watch::channel(first);
     let task = tokio::spawn(async move {
         let mut generation = 0u64;
@@ -127,15 +166,17 @@ pub fn spawn(
                 changed = snapshots.changed() => if changed.is_err() { return },
                 changed = plans.changed() => if changed.is_err() { return },
                 _ = tx.closed() => return,
+                Some(()) = async { poke.as_mut()?.recv().await }, if poke.is_some() => {}
             }
             generation += 1;
             let snap = snapshots.borrow_and_update().clone();
             let plan = plans.borrow_and_update().clone();
             let context = context.clone();
+            let extras = extras.clone();
             // Cloning the state and running doctor are CPU work: keep them off the
             // async workers that carry the watches.
             let built = tokio::task::spawn_blocking(move || {
-                console_data(&snap, plan.as_deref(), &context, generation)
+                console_data_with(&snap, plan.as_deref(), &context, generation, &extras)
             })
             .await;
             match built {

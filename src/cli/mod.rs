@@ -1,5 +1,6 @@
 //! Command-line entry points: argument parsing and the headless subcommands.
 
+mod actions;
 mod args;
 mod console;
 mod doctor;
@@ -31,6 +32,10 @@ pub fn main() -> i32 {
         Some(Command::History(args)) => history::run(args),
         Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Simulate(args)) => simulate::run(args),
+        Some(Command::Hold(args)) => actions::hold(args),
+        Some(Command::Resume(args)) => actions::resume(args),
+        Some(Command::SetPriority(args)) => actions::set_priority(args),
+        Some(Command::Approve(args)) => actions::approve(args),
     };
     match result {
         Ok(code) => code,

@@ -210,3 +210,50 @@ pub fn health_rows(report: &doctor::Report) -> Vec<HealthRow> {
         })
         .collect()
 }
+
+/// At most this many pending workloads are asked for a proposal per plan: each asks
+/// the engine once over the whole state.
+pub const MAX_PROPOSAL_CANDIDATES: usize = 50;
+
+/// Preemptions awaiting approval: pending workloads their ClusterQueue's own policy
+/// will not free room for, but the approval policy would (see docs/actions.md). The
+/// id is the preemptor's `namespace/name`, which `approve` takes.
+pub fn proposal_views(
+    state: &ClusterState,
+    policy: &crate::actions::ApprovalPolicy,
+) -> Vec<super::data::ProposalView> {
+    state
+        .workloads
+        .values()
+        .filter(|w| {
+            w.active
+                && w.queue_name.is_some()
+                && !w.has_quota_reservation()
+                && !w.is_finished()
+                && w.priority_error.is_none()
+        })
+        .take(MAX_PROPOSAL_CANDIDATES)
+        .filter_map(|w| {
+            let key = w.key();
+            let p = crate::actions::approve::proposal_for(state, &key, policy).ok()?;
+            let gpus: i64 = p
+                .victims
+                .iter()
+                .map(|v| accelerators(state, &v.workload))
+                .sum();
+            Some(super::data::ProposalView {
+                id: key.clone(),
+                action: "evict".into(),
+                target: key.clone(),
+                summary: format!(
+                    "evict {} ({gpus} GPUs) for {key}",
+                    p.victims
+                        .iter()
+                        .map(|v| v.workload.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+        })
+        .collect()
+}

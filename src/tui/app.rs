@@ -29,6 +29,8 @@ pub enum Mode {
     Filter(String),
     /// The `?` overlay, with its scroll offset.
     Help(usize),
+    /// An action waits for the operator's `y` (the summary is on the message line).
+    Confirm(String),
 }
 
 /// Selection and scroll position of one list.

@@ -18,6 +18,7 @@ pub mod app;
 pub mod color;
 pub mod command;
 pub mod config;
+pub mod confirm;
 pub mod data;
 pub mod filter;
 pub mod keychord;

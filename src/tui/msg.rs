@@ -19,6 +19,9 @@ pub enum Msg {
     Resize(u16, u16),
     /// Feedback from an action executed elsewhere, shown on the message line.
     Notice(String),
+    /// The action executor asks the operator to confirm this summary: the next key
+    /// answers (`y` confirms, anything else cancels). See [`super::confirm`].
+    Confirm(String),
 }
 
 /// What the caller of `update` must do.
@@ -29,6 +32,8 @@ pub enum Effect {
     Redraw,
     /// Carry out an operator action (to be wired to the action executor).
     RunAction(ActionRequest),
+    /// The operator's answer to a [`Msg::Confirm`] prompt.
+    Confirmed(bool),
 }
 
 /// The operator actions the console can ask for. Refused in read-only mode.

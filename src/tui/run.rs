@@ -35,6 +35,10 @@ pub struct RunOptions {
     pub actions: Option<mpsc::UnboundedSender<ActionRequest>>,
     /// Feedback from the action executor, shown on the message line.
     pub notices: Option<mpsc::UnboundedReceiver<String>>,
+    /// Confirmation prompts from the action executor (see [`super::confirm`]).
+    pub prompts: Option<mpsc::UnboundedReceiver<String>>,
+    /// The operator's answers to those prompts.
+    pub confirms: Option<mpsc::UnboundedSender<bool>>,
 }
 
 impl RunOptions {
@@ -54,6 +58,8 @@ impl RunOptions {
             tick: Duration::from_millis(config.tick_ms),
             actions: None,
             notices: None,
+            prompts: None,
+            confirms: None,
         })
     }
 }
@@ -90,6 +96,7 @@ pub async fn run_terminal(
     let mut dirty = true;
     let mut data_open = true;
     let mut notices = opts.notices.take();
+    let mut prompts = opts.prompts.take();
 
     loop {
         let due = last_draw.map_or(Instant::now(), |t| t + min_frame);
@@ -121,6 +128,9 @@ pub async fn run_terminal(
             Some(text) = async { notices.as_mut()?.recv().await }, if notices.is_some() => {
                 Msg::Notice(text)
             }
+            Some(text) = async { prompts.as_mut()?.recv().await }, if prompts.is_some() => {
+                Msg::Confirm(text)
+            }
             _ = tick.tick() => Msg::Tick(now_ms()),
             // Wake up to draw a frame that the rate limit held back.
             _ = tokio::time::sleep_until(due), if dirty => continue,
@@ -129,6 +139,12 @@ pub async fn run_terminal(
             match effect {
                 Effect::Quit => return Ok(()),
                 Effect::Redraw => dirty = true,
+                Effect::Confirmed(yes) => {
+                    if let Some(tx) = &opts.confirms {
+                        let _ = tx.send(yes);
+                    }
+                    dirty = true;
+                }
                 Effect::RunAction(req) => {
                     let sent = opts.actions.as_ref().is_some_and(|tx| tx.send(req).is_ok());
                     if !sent {

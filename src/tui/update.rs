@@ -34,6 +34,7 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.message = Some(text);
             vec![Effect::Redraw]
         }
+        Msg::Confirm(summary) => super::confirm::ask(app, summary),
         Msg::Key(key) => on_key(app, key),
     }
 }
@@ -45,6 +46,7 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
     match app.mode.clone() {
+        Mode::Confirm(summary) => return super::confirm::answer(app, key, &summary),
         Mode::Command(text) => return edit_line(app, key, text, true),
         Mode::Filter(text) => return edit_line(app, key, text, false),
         Mode::Help(scroll) => {

@@ -1,0 +1,455 @@
+//! The preemption approval flow.
+//!
+//! A proposal exists for a pending workload that its ClusterQueue's own policy will not
+//! free room for, but the approval policy (default withinClusterQueue LowerPriority +
+//! reclaimWithinCohort Any) would. Approving it, per victim: record the intent
+//! (annotations), deactivate with a resourceVersion precondition, wait until Kueue has
+//! cleared its admission, then reactivate it and drop the intent, so Kueue requeues it
+//! in its original place and admits the higher-priority preemptor first. An interrupted
+//! approval is finished by [`super::recovery`].
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::catalog::ActionKind;
+use super::executor::{ActionError, ObjRef, dry_run_refusal};
+use super::ops::preflight;
+use super::plan;
+use super::resolve::{resolve, rv};
+use super::{Actor, Outcome};
+use crate::engine::{PolicyOverride, propose_preemption};
+use crate::model::{ClusterState, ReclaimWithinCohort, WithinClusterQueue};
+
+/// The policy approvals are proposed under (`--approval-policy`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalPolicy(pub PolicyOverride);
+
+impl Default for ApprovalPolicy {
+    fn default() -> Self {
+        ApprovalPolicy(PolicyOverride {
+            within_cluster_queue: Some(WithinClusterQueue::LowerPriority),
+            reclaim_within_cohort: Some(ReclaimWithinCohort::Any),
+            borrow_within_cohort: None,
+        })
+    }
+}
+
+impl std::str::FromStr for ApprovalPolicy {
+    type Err = String;
+
+    /// `within=LowerPriority,reclaim=Any` (either part may be left out).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut p = PolicyOverride::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("expected key=value, got {part:?}"))?;
+            match k {
+                "within" | "withinClusterQueue" => {
+                    p.within_cluster_queue = Some(match v {
+                        "Never" => WithinClusterQueue::Never,
+                        "LowerPriority" => WithinClusterQueue::LowerPriority,
+                        "LowerOrNewerEqualPriority" => {
+                            WithinClusterQueue::LowerOrNewerEqualPriority
+                        }
+                        _ => return Err(format!("unknown withinClusterQueue {v:?}")),
+                    })
+                }
+                "reclaim" | "reclaimWithinCohort" => {
+                    p.reclaim_within_cohort = Some(match v {
+                        "Never" => ReclaimWithinCohort::Never,
+                        "LowerPriority" => ReclaimWithinCohort::LowerPriority,
+                        "Any" => ReclaimWithinCohort::Any,
+                        _ => return Err(format!("unknown reclaimWithinCohort {v:?}")),
+                    })
+                }
+                _ => return Err(format!("unknown policy key {k:?} (within, reclaim)")),
+            }
+        }
+        Ok(ApprovalPolicy(p))
+    }
+}
+
+/// One victim as the operator sees it before confirming.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VictimPlan {
+    /// `namespace/name` of the Workload.
+    pub key: String,
+    pub namespace: String,
+    pub name: String,
+    /// The owning job (`Kind name`), or the Workload itself.
+    pub owner: String,
+    pub gpus: i128,
+    pub priority: i32,
+    /// Seconds of run time lost (now − QuotaReserved time), when known.
+    pub run_time_lost_secs: Option<i64>,
+    /// The resourceVersion the plan was made against (the write precondition).
+    pub resource_version: Option<String>,
+}
+
+/// An approval, ready to confirm.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalPlan {
+    /// `namespace/name` of the preemptor's Workload.
+    pub preemptor: String,
+    pub cluster_queue: String,
+    /// pod set → resource → flavor the preemptor would get.
+    pub flavors: BTreeMap<String, BTreeMap<String, String>>,
+    pub victims: Vec<VictimPlan>,
+}
+
+fn gpus(state: &ClusterState, ns: &str, name: &str) -> i128 {
+    state
+        .workloads
+        .get(&(ns.to_string(), name.to_string()))
+        .map(|w| {
+            w.total_requests()
+                .iter()
+                .filter(|(r, _)| r.ends_with("/gpu"))
+                .map(|(_, q)| q.units_ceil())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+fn quota_reserved_at(obj: &Value) -> Option<jiff::Timestamp> {
+    obj.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "QuotaReserved" && c["status"] == "True")?
+        .get("lastTransitionTime")?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+/// Pure: the proposal for `key` under `policy`, unless Kueue's own policy frees room
+/// itself (then there is nothing to approve).
+pub fn proposal_for(
+    state: &ClusterState,
+    key: &str,
+    policy: &ApprovalPolicy,
+) -> Result<crate::engine::Proposal, String> {
+    if let Some(own) = propose_preemption(state, key, &PolicyOverride::default()) {
+        return Err(if own.victims.is_empty() {
+            format!("{key} fits without preemption; Kueue will admit it")
+        } else {
+            format!(
+                "Kueue's own policy already preempts for {key} ({}); nothing to approve",
+                own.victims
+                    .iter()
+                    .map(|v| v.workload.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        });
+    }
+    match propose_preemption(state, key, &policy.0) {
+        Some(p) if !p.victims.is_empty() => Ok(p),
+        Some(_) => Err(format!(
+            "{key} fits without preemption; Kueue will admit it"
+        )),
+        None => Err(format!(
+            "no proposal for {key}: it is not pending, or cannot be admitted even under the approval policy"
+        )),
+    }
+}
+
+/// Builds the plan for `target` (a Workload or its job) from `state`, reading each
+/// victim's live resourceVersion (the precondition of the writes).
+pub async fn plan_approval(
+    actor: &Actor,
+    state: &ClusterState,
+    target: &str,
+    policy: &ApprovalPolicy,
+) -> Result<ApprovalPlan, ActionError> {
+    let r = resolve(&actor.exec, target).await?;
+    let key = r.workload.key();
+    let proposal = proposal_for(state, &key, policy).map_err(ActionError::Other)?;
+    let now = jiff::Timestamp::now();
+    let mut victims = Vec::new();
+    for v in &proposal.victims {
+        let (ns, name) = v.workload.split_once('/').unwrap_or(("", &v.workload));
+        let obj = actor.exec.get(&actor.exec.workload(ns, name)).await?;
+        let owner = super::resolve::owner_job(&obj)
+            .map(|j| format!("{} {}", j.resource.kind, j.name))
+            .unwrap_or_else(|| format!("Workload {name}"));
+        victims.push(VictimPlan {
+            key: v.workload.clone(),
+            namespace: ns.into(),
+            name: name.into(),
+            owner,
+            gpus: gpus(state, ns, name),
+            priority: v.priority,
+            run_time_lost_secs: quota_reserved_at(&obj).map(|t| now.duration_since(t).as_secs()),
+            resource_version: rv(&obj),
+        });
+    }
+    Ok(ApprovalPlan {
+        preemptor: key,
+        cluster_queue: proposal.cluster_queue,
+        flavors: proposal.flavors,
+        victims,
+    })
+}
+
+fn human_secs(s: i64) -> String {
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+impl ApprovalPlan {
+    /// The confirmation text: preemptor, each victim, the resulting admission.
+    pub fn describe(&self) -> String {
+        let mut out = format!(
+            "approve preemption for {} (ClusterQueue {})\n",
+            self.preemptor, self.cluster_queue
+        );
+        out.push_str("victims (deactivated, then requeued in their original place):\n");
+        for v in &self.victims {
+            out.push_str(&format!(
+                "  {:<40} owner {:<32} team {:<12} {:>3} GPUs  priority {:>8}  run time lost {}\n",
+                v.key,
+                v.owner,
+                v.namespace,
+                v.gpus,
+                v.priority,
+                v.run_time_lost_secs
+                    .map(human_secs)
+                    .unwrap_or_else(|| "unknown".into())
+            ));
+        }
+        let flavors: Vec<String> = self
+            .flavors
+            .iter()
+            .flat_map(|(ps, m)| m.iter().map(move |(r, f)| format!("{ps}: {r} on {f}")))
+            .collect();
+        out.push_str(&format!(
+            "then Kueue admits {} in {} ({})\n",
+            self.preemptor,
+            self.cluster_queue,
+            flavors.join(", ")
+        ));
+        out
+    }
+
+    /// One line, for the console's confirmation prompt.
+    pub fn summary(&self) -> String {
+        format!(
+            "evict {} for {}",
+            self.victims
+                .iter()
+                .map(|v| v.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.preemptor
+        )
+    }
+}
+
+/// Knobs of [`execute_approval`].
+#[derive(Clone, Debug)]
+pub struct ApproveOptions {
+    /// How long to wait for Kueue to clear a victim's admission.
+    pub eviction_deadline: Duration,
+    /// Tests: stop after deactivating (as if the process were killed there).
+    pub stop_after_deactivate: bool,
+}
+
+impl Default for ApproveOptions {
+    fn default() -> Self {
+        ApproveOptions {
+            eviction_deadline: Duration::from_secs(120),
+            stop_after_deactivate: false,
+        }
+    }
+}
+
+/// Whether Kueue has cleared the Workload's admission (`status.admission` absent).
+pub fn admission_cleared(obj: &Value) -> bool {
+    obj.pointer("/status/admission").is_none_or(Value::is_null)
+}
+
+/// Polls until `obj`'s admission is cleared or the deadline passes; returns the last
+/// object read. Polling (not sleeping as synchronisation): every read is checked.
+pub async fn wait_admission_cleared(
+    actor: &Actor,
+    obj: &ObjRef,
+    deadline: Duration,
+) -> Result<Value, ActionError> {
+    let end = Instant::now() + deadline;
+    loop {
+        let cur = actor.exec.get(obj).await?;
+        if admission_cleared(&cur) {
+            return Ok(cur);
+        }
+        if Instant::now() >= end {
+            return Err(ActionError::Timeout {
+                what: format!("waiting for Kueue to evict {}", obj.describe()),
+                secs: deadline.as_secs(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Reactivates a victim and drops the intent annotations.
+pub async fn reactivate(actor: &Actor, obj: &ObjRef) -> Result<(), ActionError> {
+    // No resourceVersion precondition: Kueue bumps it with every status change while
+    // evicting, and the annotation is our own intent (reactivating an object whose
+    // intent we recorded is exactly what it asks for).
+    actor.exec.write(obj, &plan::reactivate(None)).await?;
+    Ok(())
+}
+
+/// Runs an approved plan (after the operator confirmed). Exactly one audit line.
+pub async fn execute_approval(
+    actor: &Actor,
+    plan: &ApprovalPlan,
+    opts: &ApproveOptions,
+) -> Outcome {
+    let mut rec = actor.record(ActionKind::Approve, &plan.preemptor);
+    rec.victims = plan.victims.iter().map(|v| v.key.clone()).collect();
+    rec.before = json!(
+        plan.victims
+            .iter()
+            .map(|v| json!({"workload": v.key, "active": true, "resourceVersion": v.resource_version}))
+            .collect::<Vec<_>>()
+    );
+    let objs: Vec<ObjRef> = plan
+        .victims
+        .iter()
+        .map(|v| actor.exec.workload(&v.namespace, &v.name))
+        .collect();
+    let mut evicted: Vec<String> = Vec::new();
+    let result: Result<(&str, String), ActionError> = async {
+        for o in &objs {
+            preflight(actor, o).await?;
+        }
+        // Dry-run every intent against the plan's resourceVersions first: a victim that
+        // changed since the plan answers 409 here and nothing at all is written.
+        for (v, o) in plan.victims.iter().zip(&objs) {
+            let body =
+                plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
+            actor
+                .exec
+                .dry_run(o, &body)
+                .await
+                .inspect_err(|e| rec.dry_run = dry_run_refusal(e))?;
+        }
+        rec.dry_run = "ok".into();
+        if actor.exec.is_dry_run_only() {
+            return Ok((
+                "dry-run",
+                format!(
+                    "dry run: the apiserver accepts the approval ({})",
+                    plan.summary()
+                ),
+            ));
+        }
+        for (v, o) in plan.victims.iter().zip(&objs) {
+            let body =
+                plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
+            let w = actor.exec.write(o, &body).await?;
+            if let Err(e) = actor
+                .exec
+                .write(o, &plan::hold(rv(&w.after).as_deref()))
+                .await
+            {
+                // The intent is on a victim that stays active: take it back so that a
+                // later, unrelated hold is never "recovered" into a reactivation.
+                let undo = actor.exec.write(o, &plan::clear_intent()).await;
+                return Err(ActionError::Other(format!(
+                    "{e}; {} was not deactivated ({})",
+                    v.key,
+                    match undo {
+                        Ok(_) => "its intent annotation was removed".to_string(),
+                        Err(u) => format!("removing its intent annotation failed too: {u}"),
+                    }
+                )));
+            }
+            evicted.push(v.key.clone());
+        }
+        if opts.stop_after_deactivate {
+            return Ok((
+                "partial",
+                format!("stopped after deactivating {}", evicted.join(", ")),
+            ));
+        }
+        for o in &objs {
+            wait_admission_cleared(actor, o, opts.eviction_deadline).await?;
+        }
+        for o in &objs {
+            reactivate(actor, o).await?;
+        }
+        Ok((
+            "done",
+            format!(
+                "approved: evicted and requeued {}; Kueue admits {} first",
+                evicted.join(", "),
+                plan.preemptor
+            ),
+        ))
+    }
+    .await;
+    rec.after = json!(
+        plan.victims
+            .iter()
+            .map(|v| json!({"workload": v.key, "deactivated": evicted.contains(&v.key)}))
+            .collect::<Vec<_>>()
+    );
+    match result {
+        Err(e) if !evicted.is_empty() => {
+            // Say exactly which victims were evicted: they carry the intent
+            // annotation, and recovery (any gangplank start) reactivates them.
+            let msg = format!(
+                "{e}; already evicted: {} (they carry {} and are reactivated by recovery on the next gangplank start)",
+                evicted.join(", "),
+                super::catalog::REACTIVATE_ANNOTATION
+            );
+            rec.outcome = "partial".into();
+            rec.message = msg;
+            actor.log(&mut rec);
+            Outcome {
+                ok: false,
+                message: rec.message.clone(),
+                record: rec,
+            }
+        }
+        r => actor.finish(rec, r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_policy_parses() {
+        assert_eq!(
+            "within=LowerPriority,reclaim=Any".parse::<ApprovalPolicy>(),
+            Ok(ApprovalPolicy::default())
+        );
+        let p: ApprovalPolicy = "reclaim=Never".parse().unwrap();
+        assert_eq!(p.0.within_cluster_queue, None);
+        assert_eq!(p.0.reclaim_within_cohort, Some(ReclaimWithinCohort::Never));
+        assert!("within=Sometimes".parse::<ApprovalPolicy>().is_err());
+        assert!("colour=red".parse::<ApprovalPolicy>().is_err());
+    }
+
+    #[test]
+    fn admission_cleared_reads_status() {
+        assert!(admission_cleared(&json!({"status": {}})));
+        assert!(admission_cleared(&json!({"status": {"admission": null}})));
+        assert!(!admission_cleared(
+            &json!({"status": {"admission": {"clusterQueue": "cq"}}})
+        ));
+    }
+}

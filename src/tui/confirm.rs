@@ -1,0 +1,33 @@
+//! The confirmation prompt of operator actions.
+//!
+//! The action executor (outside the console) sends a summary of exactly what it will
+//! write ([`super::Msg::Confirm`]); the console shows "press y to confirm: …" on the
+//! message line and the next key answers: `y` confirms, any other key cancels
+//! ([`super::Effect::Confirmed`]). While the prompt is up no other key acts, so a
+//! stray keystroke can never start a second action.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::app::{App, Mode};
+use super::msg::Effect;
+
+/// Shows the prompt.
+pub fn ask(app: &mut App, summary: String) -> Vec<Effect> {
+    app.message = Some(format!(
+        "press y to confirm: {summary} (any other key cancels)"
+    ));
+    app.mode = Mode::Confirm(summary);
+    vec![Effect::Redraw]
+}
+
+/// The operator's answer.
+pub fn answer(app: &mut App, key: KeyEvent, summary: &str) -> Vec<Effect> {
+    let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y'));
+    app.mode = Mode::Normal;
+    app.message = Some(if yes {
+        format!("confirmed: {summary}")
+    } else {
+        format!("cancelled: {summary}")
+    });
+    vec![Effect::Confirmed(yes), Effect::Redraw]
+}

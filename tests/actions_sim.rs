@@ -1,0 +1,573 @@
+//! Operator actions against the simulator over real HTTP: the same kube client and
+//! executor as a real cluster, only the kubeconfig differs. Every wait has a deadline
+//! and checks a condition; nothing sleeps to synchronise.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use gangplank::actions::approve::{ApproveOptions, execute_approval, plan_approval};
+use gangplank::actions::catalog::REACTIVATE_ANNOTATION;
+use gangplank::actions::recovery::recover;
+use gangplank::actions::{Actor, ApprovalPolicy, AuditLog, PriorityTarget, read_audit};
+use gangplank::model::ClusterState;
+use gangplank::sim::{
+    FaultRule, LiveOptions, LiveSim, ObjectStore, PatchKind, ResourceKey, Scenario, SimCluster,
+    SimOptions, WriteOptions,
+};
+use gangplank::source::{self, ClusterArgs, SourceOptions};
+use serde_json::{Value, json};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+struct Env {
+    sim: LiveSim,
+    cluster: ClusterArgs,
+    audit: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(scenario: Scenario, speed: f64) -> Env {
+    let sim = LiveSim::start(
+        SimCluster::from_scenario(&scenario, SimOptions::live()),
+        LiveOptions {
+            speed,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    sim.write_kubeconfig(&kc).unwrap();
+    Env {
+        sim,
+        cluster: ClusterArgs {
+            kubeconfig: Some(kc),
+            context: Some("gangplank-sim".into()),
+            ..Default::default()
+        },
+        audit: dir.path().join("state/audit.jsonl"),
+        _dir: dir,
+    }
+}
+
+impl Env {
+    async fn actor(&self, readonly: bool) -> Actor {
+        let audit = AuditLog::open(&self.audit).unwrap();
+        Actor::connect(&self.cluster, readonly, false, audit)
+            .await
+            .unwrap()
+    }
+
+    fn store(&self) -> &ObjectStore {
+        self.sim.store()
+    }
+
+    fn audit_lines(&self) -> Vec<gangplank::actions::AuditRecord> {
+        if !self.audit.exists() {
+            return Vec::new();
+        }
+        read_audit(&self.audit).unwrap()
+    }
+
+    /// The cluster state as the live source sees it, once `pred` holds.
+    async fn state_when(&self, pred: impl Fn(&ClusterState) -> bool) -> ClusterState {
+        let opts = SourceOptions::default();
+        let client = source::connect(&self.cluster, opts.read_timeout())
+            .await
+            .unwrap();
+        let handle = source::start(client, opts).await;
+        let snap = handle
+            .wait_for(DEADLINE, |s| s.all_settled() && pred(&s.state))
+            .await
+            .expect("the source never showed the expected state");
+        let state = snap.state.clone();
+        handle.shutdown().await;
+        state
+    }
+}
+
+/// The Workload owned by job `job` in `ns`.
+fn wl_of(store: &ObjectStore, ns: &str, job: &str) -> Option<Value> {
+    store
+        .list(&ResourceKey::WORKLOADS, Some(ns))
+        .items
+        .into_iter()
+        .find(|w| w["metadata"]["ownerReferences"][0]["name"] == job)
+}
+
+fn cond(w: &Value, t: &str) -> Option<(String, String)> {
+    w["status"]["conditions"].as_array()?.iter().find_map(|c| {
+        (c["type"] == t).then(|| {
+            (
+                c["status"].as_str().unwrap_or_default().to_string(),
+                c["reason"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+    })
+}
+
+fn admitted(w: &Value) -> bool {
+    cond(w, "Admitted").is_some_and(|(s, _)| s == "True")
+        && cond(w, "Evicted").is_none_or(|(s, _)| s != "True")
+        && !w["status"]["admission"].is_null()
+}
+
+fn finished(w: &Value) -> bool {
+    cond(w, "Finished").is_some_and(|(s, _)| s == "True")
+}
+
+async fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let end = Instant::now() + DEADLINE;
+    while !f() {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn seed_with_never() -> Scenario {
+    let text = include_str!("../docs/scenarios/seed.yaml").replace(
+        "withinClusterQueue: LowerPriority",
+        "withinClusterQueue: Never",
+    );
+    Scenario::from_str("seed-never", &text).unwrap()
+}
+
+const NORMAL_JOBS: [(&str, &str); 4] = [
+    ("nlp-team", "bert-pretrain"),
+    ("cv-team", "resnet-sweep"),
+    ("nlp-team", "gpt-eval"),
+    ("cv-team", "yolo-train"),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hold_evicts_deactivated_and_resume_readmits() {
+    // 60x: the boss arrives 10 s after start, long after this test is done.
+    let env = start(Scenario::seed(), 60.0).await;
+    let store = env.store().clone();
+    wait_until("bert admitted", || {
+        wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    let actor = env.actor(false).await;
+    // By job name: resolved to the Workload it owns.
+    let o = actor.hold("nlp-team/bert-pretrain").await;
+    assert!(o.ok, "{}", o.message);
+    let wl = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
+    assert_eq!(wl["spec"]["active"], false);
+    wait_until("evicted with reason Deactivated", || {
+        wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| {
+            cond(&w, "Evicted") == Some(("True".into(), "Deactivated".into()))
+                && w["status"]["admission"].is_null()
+        })
+    })
+    .await;
+    // By Workload name.
+    let name = wl["metadata"]["name"].as_str().unwrap();
+    let o = actor.resume(&format!("nlp-team/{name}")).await;
+    assert!(o.ok, "{}", o.message);
+    wait_until("readmitted", || {
+        wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 2, "one audit line per attempt");
+    assert_eq!(lines[0].action, "hold");
+    assert_eq!(lines[0].outcome, "done");
+    assert_eq!(lines[0].dry_run, "ok");
+    assert_eq!(lines[0].before, json!({"active": true}));
+    assert_eq!(lines[0].after, json!({"active": false}));
+    assert_eq!(lines[1].action, "resume");
+    env.sim.shutdown().await;
+}
+
+const PRIORITY_SCENARIO: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: team}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: p4d-flavor}
+spec:
+  nodeLabels: {node.kubernetes.io/instance-type: p4d.24xlarge}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: Never}
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: p4d-flavor
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 10000
+"#;
+
+fn prio_job(name: &str, at: &str, duration: &str) -> String {
+    format!(
+        r#"
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: team
+  labels: {{kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: low}}
+  annotations: {{sim.gangplank.io/at: "{at}", sim.gangplank.io/duration: "{duration}"}}
+spec:
+  parallelism: 1
+  completions: 1
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: registry.example.com/train:latest
+        resources: {{limits: {{nvidia.com/gpu: 8}}}}
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_priority_moves_a_pending_job_ahead() {
+    let mut text = include_str!("../docs/scenarios/nodes-only.yaml").to_string();
+    text.push_str("\n---\n");
+    text.push_str(PRIORITY_SCENARIO);
+    text.push_str(&prio_job("first", "0m", "20m"));
+    text.push_str(&prio_job("second", "1m", "1h"));
+    text.push_str(&prio_job("third", "2m", "1h"));
+    // 120x: `first` runs for 10 s of wall time.
+    let env = start(Scenario::from_str("prio", &text).unwrap(), 120.0).await;
+    let store = env.store().clone();
+    wait_until("first admitted, second and third queued", || {
+        wl_of(&store, "team", "first").is_some_and(|w| admitted(&w))
+            && wl_of(&store, "team", "third").is_some()
+            && wl_of(&store, "team", "second").is_some()
+    })
+    .await;
+    let actor = env.actor(false).await;
+    let o = actor
+        .set_priority("team/third", &PriorityTarget::Class("high".into()))
+        .await;
+    assert!(o.ok, "{}", o.message);
+    let job = store
+        .get(&ResourceKey::new("batch", "jobs"), Some("team"), "third")
+        .unwrap();
+    assert_eq!(
+        job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"],
+        "high"
+    );
+    wait_until("the Workload carries the new priority", || {
+        wl_of(&store, "team", "third").is_some_and(|w| w["spec"]["priority"] == 10000)
+    })
+    .await;
+    // When `first` finishes, `third` (now high) is admitted ahead of `second`.
+    wait_until("third admitted", || {
+        wl_of(&store, "team", "third").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    assert!(!wl_of(&store, "team", "second").is_some_and(|w| admitted(&w)));
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].action, "set-priority");
+    assert_eq!(lines[0].after["priorityClass"], "high");
+    env.sim.shutdown().await;
+}
+
+/// The seed with `withinClusterQueue: Never`: the boss waits, the four jobs run.
+async fn boss_waiting(speed: f64) -> Env {
+    let env = start(seed_with_never(), speed).await;
+    let store = env.store().clone();
+    wait_until("four jobs admitted and the boss queued", || {
+        NORMAL_JOBS
+            .iter()
+            .all(|(ns, j)| wl_of(&store, ns, j).is_some_and(|w| admitted(&w)))
+            && wl_of(&store, "nlp-team", "boss-urgent-llama-finetune").is_some()
+    })
+    .await;
+    env
+}
+
+fn boss_key(store: &ObjectStore) -> String {
+    let w = wl_of(store, "nlp-team", "boss-urgent-llama-finetune").unwrap();
+    format!("nlp-team/{}", w["metadata"]["name"].as_str().unwrap())
+}
+
+async fn approval_plan(env: &Env, actor: &Actor) -> gangplank::actions::ApprovalPlan {
+    let boss = boss_key(env.store());
+    let state = env
+        .state_when(|s| {
+            s.workloads.values().any(|w| w.key() == boss)
+                && s.workloads
+                    .values()
+                    .filter(|w| w.has_quota_reservation())
+                    .count()
+                    == 4
+        })
+        .await;
+    // The console's Plan view offers the same proposal.
+    let views = gangplank::tui::adapt::proposal_views(&state, &ApprovalPolicy::default());
+    assert_eq!(
+        views.iter().map(|v| v.id.as_str()).collect::<Vec<_>>(),
+        [boss.as_str()]
+    );
+    plan_approval(
+        actor,
+        &state,
+        "nlp-team/boss-urgent-llama-finetune",
+        &ApprovalPolicy::default(),
+    )
+    .await
+    .unwrap()
+}
+
+fn victim_jobs(store: &ObjectStore, plan: &gangplank::actions::ApprovalPlan) -> Vec<String> {
+    let mut jobs: Vec<String> = plan
+        .victims
+        .iter()
+        .map(|v| {
+            let w = store
+                .get(&ResourceKey::WORKLOADS, Some(&v.namespace), &v.name)
+                .unwrap();
+            w["metadata"]["ownerReferences"][0]["name"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    jobs.sort();
+    jobs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approve_evicts_the_two_shown_victims_and_they_run_again() {
+    // 600x: the boss arrives after 1 s and runs for 6 s.
+    let env = boss_waiting(600.0).await;
+    let store = env.store().clone();
+    let actor = env.actor(false).await;
+    let plan = approval_plan(&env, &actor).await;
+    assert_eq!(victim_jobs(&store, &plan), ["gpt-eval", "yolo-train"]);
+    let text = plan.describe();
+    assert!(text.contains("8 GPUs"), "{text}");
+    assert!(text.contains("run time lost"), "{text}");
+    let o = execute_approval(&actor, &plan, &ApproveOptions::default()).await;
+    assert!(o.ok, "{}", o.message);
+    wait_until("boss admitted", || {
+        wl_of(&store, "nlp-team", "boss-urgent-llama-finetune").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    // Exactly the shown two were evicted; the other two kept running.
+    for (ns, j) in NORMAL_JOBS {
+        let w = wl_of(&store, ns, j).unwrap();
+        let victim = j == "gpt-eval" || j == "yolo-train";
+        assert_eq!(admitted(&w), !victim, "{j}");
+        assert_eq!(w["spec"]["active"], true, "{j} is reactivated");
+        assert!(
+            w["metadata"]["annotations"][REACTIVATE_ANNOTATION].is_null(),
+            "{j}: intent removed"
+        );
+    }
+    wait_until("boss finished and both victims run again", || {
+        wl_of(&store, "nlp-team", "boss-urgent-llama-finetune").is_some_and(|w| finished(&w))
+            && ["gpt-eval", "yolo-train"].iter().all(|j| {
+                NORMAL_JOBS
+                    .iter()
+                    .find(|(_, n)| n == j)
+                    .and_then(|(ns, _)| wl_of(&store, ns, j))
+                    .is_some_and(|w| admitted(&w))
+            })
+    })
+    .await;
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].action, "approve");
+    assert_eq!(lines[0].outcome, "done");
+    assert_eq!(lines[0].victims.len(), 2);
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_completes_an_interrupted_approval() {
+    let env = boss_waiting(600.0).await;
+    let store = env.store().clone();
+    let actor = env.actor(false).await;
+    let plan = approval_plan(&env, &actor).await;
+    // The first half only: intent recorded, victims deactivated, then "killed".
+    let o = execute_approval(
+        &actor,
+        &plan,
+        &ApproveOptions {
+            stop_after_deactivate: true,
+            ..ApproveOptions::default()
+        },
+    )
+    .await;
+    assert!(o.ok, "{}", o.message);
+    for v in &plan.victims {
+        let w = store
+            .get(&ResourceKey::WORKLOADS, Some(&v.namespace), &v.name)
+            .unwrap();
+        assert_eq!(w["spec"]["active"], false);
+        assert_eq!(
+            w["metadata"]["annotations"][REACTIVATE_ANNOTATION],
+            plan.preemptor
+        );
+    }
+    // A new gangplank instance starts and recovers.
+    let fresh = env.actor(false).await;
+    let done = recover(&fresh, DEADLINE).await.unwrap();
+    assert_eq!(done.len(), 2);
+    assert!(done.iter().all(|o| o.ok), "{done:?}");
+    for v in &plan.victims {
+        let w = store
+            .get(&ResourceKey::WORKLOADS, Some(&v.namespace), &v.name)
+            .unwrap();
+        assert_eq!(w["spec"]["active"], true);
+        assert!(w["metadata"]["annotations"][REACTIVATE_ANNOTATION].is_null());
+    }
+    wait_until("boss admitted", || {
+        wl_of(&store, "nlp-team", "boss-urgent-llama-finetune").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    // Nothing left to recover.
+    assert!(recover(&fresh, DEADLINE).await.unwrap().is_empty());
+    let lines = env.audit_lines();
+    let actions: Vec<&str> = lines.iter().map(|l| l.action.as_str()).collect();
+    assert_eq!(actions, ["approve", "recover", "recover"]);
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_plan_conflicts_and_writes_nothing() {
+    let env = boss_waiting(600.0).await;
+    let store = env.store().clone();
+    let actor = env.actor(false).await;
+    let plan = approval_plan(&env, &actor).await;
+    // Someone changes the last victim after the plan was made.
+    let changed = plan.victims.last().unwrap().clone();
+    store
+        .patch(
+            &ResourceKey::WORKLOADS,
+            Some(&changed.namespace),
+            &changed.name,
+            PatchKind::Merge,
+            &json!({"metadata": {"labels": {"touched": "yes"}}}),
+            WriteOptions::default(),
+        )
+        .unwrap();
+    let stats = env.sim.server().stats().clone();
+    stats.reset();
+    let o = execute_approval(&actor, &plan, &ApproveOptions::default()).await;
+    assert!(!o.ok);
+    assert_eq!(o.record.outcome, "conflict");
+    assert!(o.message.contains(&changed.name), "{}", o.message);
+    assert!(o.message.contains("409"), "{}", o.message);
+    // Only dry runs were sent: no victim carries the intent or was deactivated.
+    for v in &plan.victims {
+        let w = store
+            .get(&ResourceKey::WORKLOADS, Some(&v.namespace), &v.name)
+            .unwrap();
+        assert_eq!(w["spec"]["active"], true);
+        assert!(w["metadata"]["annotations"][REACTIVATE_ANNOTATION].is_null());
+        assert!(admitted(&w));
+    }
+    assert_eq!(
+        stats.count("patch", "workloads.kueue.x-k8s.io"),
+        plan.victims.len() as u64,
+        "one dry run per victim, no real write"
+    );
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0].dry_run.starts_with("refused: "),
+        "{}",
+        lines[0].dry_run
+    );
+    assert!(lines[0].dry_run.contains("409"), "{}", lines[0].dry_run);
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_patch_writes_nothing_and_explains() {
+    let env = start(Scenario::seed(), 60.0).await;
+    let store = env.store().clone();
+    wait_until("bert admitted", || {
+        wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    env.sim.server().faults().add_rule(FaultRule {
+        resource: "workloads".into(),
+        verbs: vec!["patch".into()],
+        status: Some(403),
+        ..Default::default()
+    });
+    let actor = env.actor(false).await;
+    let o = actor.hold("nlp-team/bert-pretrain").await;
+    assert!(!o.ok);
+    assert_eq!(o.record.outcome, "refused");
+    assert!(o.message.contains("forbidden"), "{}", o.message);
+    assert!(o.message.contains("bert-pretrain"), "{}", o.message);
+    let w = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
+    assert_eq!(w["spec"]["active"], true);
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0].dry_run.starts_with("refused: "),
+        "{}",
+        lines[0].dry_run
+    );
+    env.sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readonly_sends_zero_write_requests() {
+    let env = boss_waiting(600.0).await;
+    let store = env.store().clone();
+    let rw = env.actor(false).await;
+    let plan = approval_plan(&env, &rw).await;
+    let stats = env.sim.server().stats().clone();
+    stats.reset();
+    let ro = env.actor(true).await;
+    let outcomes = [
+        ro.hold("nlp-team/bert-pretrain").await,
+        ro.resume("nlp-team/bert-pretrain").await,
+        ro.set_priority("nlp-team/bert-pretrain", &PriorityTarget::Value(5))
+            .await,
+        execute_approval(&ro, &plan, &ApproveOptions::default()).await,
+    ];
+    for (i, o) in outcomes.iter().enumerate() {
+        // Resuming an active Workload is a no-op that needs no write.
+        assert_eq!(o.ok, i == 1, "{}", o.message);
+        assert!(o.record.readonly);
+    }
+    assert!(
+        outcomes[0].message.contains("read-only"),
+        "{}",
+        outcomes[0].message
+    );
+    assert!(recover(&ro, DEADLINE).await.unwrap().is_empty());
+    assert_eq!(stats.write_count(), 0, "{:?}", stats.snapshot());
+    assert!(wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| admitted(&w)));
+    // resume of an active Workload is a no-op, still audited: 4 lines.
+    assert_eq!(env.audit_lines().len(), 4);
+    env.sim.shutdown().await;
+}
