@@ -65,19 +65,14 @@ fn main() {
         }
     });
 
-    // The first frame: wait until output has been quiet for a second.
+    // The first frame: the first output, plus two seconds for the first plan to land.
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut last = (0, Instant::now());
-    let first_frame = loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let now = bytes.load(Ordering::Relaxed);
-        if now != last.0 {
-            last = (now, Instant::now());
-        } else if now > 0 && last.1.elapsed() >= Duration::from_secs(1) {
-            break now;
-        }
+    while bytes.load(Ordering::Relaxed) == 0 {
         assert!(Instant::now() < deadline, "the console drew nothing in 30 s");
-    };
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let first_frame = bytes.load(Ordering::Relaxed);
     let pid = find_console_pid(bin).expect("find the console process");
     let ticks_per_sec = 100.0; // USER_HZ on Linux
     let cpu_before = cpu_ticks(pid).unwrap_or(0);
