@@ -68,7 +68,10 @@ fn main() {
     // The first frame: the first output, plus two seconds for the first plan to land.
     let deadline = Instant::now() + Duration::from_secs(30);
     while bytes.load(Ordering::Relaxed) == 0 {
-        assert!(Instant::now() < deadline, "the console drew nothing in 30 s");
+        assert!(
+            Instant::now() < deadline,
+            "the console drew nothing in 30 s"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_secs(2));

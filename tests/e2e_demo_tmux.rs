@@ -2,85 +2,9 @@
 //! capture-pane, as an operator would see it. Every wait is on a screen condition
 //! with a deadline.
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+mod tmux_support;
 
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(width: u16, height: u16) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("tmux is not installed: skipping the end-to-end console test");
-            return None;
-        }
-        let tmux = Tmux {
-            socket: format!("gangplank-e2e-{}", std::process::id()),
-        };
-        let ok = tmux
-            .cmd(&[
-                "new-session",
-                "-d",
-                "-s",
-                "e2e",
-                "-x",
-                &width.to_string(),
-                "-y",
-                &height.to_string(),
-                "bash --norc --noprofile",
-            ])
-            .status
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Some(tmux)
-    }
-
-    fn cmd(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("run tmux")
-    }
-
-    fn send(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "e2e"];
-        args.extend_from_slice(keys);
-        assert!(self.cmd(&args).status.success());
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
-    }
-
-    /// Polls the screen until `pred` holds; panics with the last screen at the deadline.
-    fn wait_for(&self, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let screen = self.screen();
-            if pred(&screen) {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
-}
-
-fn rows_with<'a>(screen: &'a str, needle: &str) -> Vec<&'a str> {
-    screen.lines().filter(|l| l.contains(needle)).collect()
-}
+use tmux_support::{Tmux, rows_with};
 
 #[test]
 fn demo_tells_the_seed_story_and_restores_the_terminal() {

@@ -183,7 +183,9 @@ pub async fn plan_approval(
             owner,
             gpus: gpus(state, ns, name),
             priority: v.priority,
-            run_time_lost_secs: quota_reserved_at(&obj).map(|t| now.duration_since(t).as_secs()),
+            // Clamped: a simulator running faster than the wall clock stamps the future.
+            run_time_lost_secs: quota_reserved_at(&obj)
+                .map(|t| now.duration_since(t).as_secs().max(0)),
             resource_version: rv(&obj),
         });
     }
