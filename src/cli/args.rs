@@ -205,8 +205,16 @@ pub enum FailOn {
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
     /// Manifest files or directories (YAML or JSON, as `kubectl get -o yaml|json` prints them).
-    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    #[arg(short = 'f', long = "filename", required_unless_present = "live", conflicts_with = "live", num_args = 1..)]
     pub files: Vec<PathBuf>,
+    /// Check the live cluster (kubeconfig, --context, --as) instead of files.
+    #[arg(long)]
+    pub live: bool,
+    #[command(flatten)]
+    pub cluster: crate::source::ClusterArgs,
+    /// With --live: seconds to wait for the initial sync before giving up.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub sync_timeout: u64,
     /// Output format: a table for people, or the JSON contract of docs/doctor.md.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,

@@ -13,18 +13,28 @@ const INPUT_ERROR: i32 = 2;
 /// Runs `doctor`; returns the exit code.
 pub fn run(args: &DoctorArgs) -> Result<i32> {
     let now = now_or(args.now.as_deref())?;
-    let state = match load_paths(&args.files) {
-        Ok(state) => state,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Ok(INPUT_ERROR);
+    let (state, served) = if args.live {
+        match live_state(args)? {
+            Ok(found) => found,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Ok(INPUT_ERROR);
+            }
+        }
+    } else {
+        match load_paths(&args.files) {
+            Ok(state) => (state, None),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Ok(INPUT_ERROR);
+            }
         }
     };
     let opts = DoctorOptions {
         served_kueue_version: match args.kueue_api.as_deref() {
             Some("v1beta1") => Some(KueueApiVersion::V1beta1),
             Some(_) => Some(KueueApiVersion::V1beta2),
-            None => None,
+            None => served,
         },
         ..DoctorOptions::at(now)
     };
@@ -47,4 +57,41 @@ pub fn terminal_width() -> usize {
         .and_then(|c| c.parse().ok())
         .filter(|&w: &usize| w >= 40)
         .unwrap_or(80)
+}
+
+/// One synced snapshot of the live cluster, and the Kueue API version it serves.
+/// The inner `Err` is a message for the user (sync timeout, Kueue missing).
+fn live_state(
+    args: &DoctorArgs,
+) -> Result<Result<(crate::model::ClusterState, Option<KueueApiVersion>), String>> {
+    use crate::source::{self, KueueStatus, SourceOptions};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let opts = SourceOptions {
+            namespace: args.cluster.namespace.clone(),
+            ..SourceOptions::default()
+        };
+        let client = source::connect(&args.cluster, opts.read_timeout()).await?;
+        let handle = source::start(client, opts).await;
+        let synced = handle
+            .wait_synced(std::time::Duration::from_secs(args.sync_timeout))
+            .await;
+        let kueue_version = handle.kueue_version.clone();
+        handle.shutdown().await;
+        let snap = match synced {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        if let KueueStatus::NotInstalled { message } = &snap.kueue {
+            return Ok(Err(message.clone()));
+        }
+        let served = match kueue_version.as_str() {
+            "v1beta1" => Some(KueueApiVersion::V1beta1),
+            "v1beta2" => Some(KueueApiVersion::V1beta2),
+            _ => None,
+        };
+        Ok(Ok((snap.state.clone(), served)))
+    })
 }
