@@ -41,26 +41,10 @@ fn approving_the_proposal_runs_the_boss_job_then_the_victims_again() {
             .iter()
             .any(|l| l.contains("gpt-eval") && l.contains("yolo-train"))
     });
-    // Known issue (docs/actions.md): in the first moments after the preemptor arrives
-    // the approval can find no proposal; the operator presses `a` again.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        tmux.send(&["a"]);
-        let screen = tmux.wait_for("the confirmation prompt or a refusal", 10, |s| {
-            s.contains("press y to confirm") || s.contains("approve: no proposal")
-        });
-        if screen.contains("press y to confirm") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no proposal could be approved:\n{screen}"
-        );
-        tmux.send(&["Escape"]);
-        tmux.wait_for("the refusal to clear", 10, |s| {
-            !s.contains("approve: no proposal")
-        });
-    }
+    tmux.send(&["a"]);
+    tmux.wait_for("the confirmation prompt", 10, |s| {
+        s.contains("press y to confirm")
+    });
     tmux.send(&["y"]);
     tmux.wait_for("the approval's outcome", 60, |s| s.contains("approved"));
 

@@ -167,7 +167,22 @@ pub async fn plan_approval(
 ) -> Result<ApprovalPlan, ActionError> {
     let r = resolve(&actor.exec, target).await?;
     let key = r.workload.key();
-    let proposal = proposal_for(state, &key, policy).map_err(ActionError::Other)?;
+    // The snapshot may predate the Workload Kueue just created for a job (the API
+    // answered `resolve` first): the job's own pending entry in the snapshot stands
+    // for the same gang until the next snapshot arrives.
+    let known = |k: &str| {
+        k.split_once('/').is_some_and(|(ns, name)| {
+            state
+                .workloads
+                .contains_key(&(ns.to_string(), name.to_string()))
+        })
+    };
+    let plan_key = if !known(&key) && known(target) {
+        target
+    } else {
+        key.as_str()
+    };
+    let proposal = proposal_for(state, plan_key, policy).map_err(ActionError::Other)?;
     let now = jiff::Timestamp::now();
     let mut victims = Vec::new();
     for v in &proposal.victims {
