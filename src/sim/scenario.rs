@@ -11,7 +11,7 @@
 //! Every object is checked with the model's parser, so errors name the file, the
 //! document, the object and the field, like `gangplank plan` does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -241,7 +241,7 @@ impl Scenario {
     /// (recursively, sorted by path).
     pub fn load(path: &Path) -> Result<Self, ParseError> {
         let mut files = Vec::new();
-        collect_files(path, &mut files, 0)?;
+        crate::model::parse::collect_files(path, &mut files, 0)?;
         let mut s = Scenario {
             name: path.display().to_string(),
             objects: Vec::new(),
@@ -280,40 +280,6 @@ fn served_kinds() -> String {
     kinds.sort_unstable();
     kinds.dedup();
     kinds.join(", ")
-}
-
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>, depth: usize) -> Result<(), ParseError> {
-    let source = path.display().to_string();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| ParseError::source_error(&source, format!("cannot read: {e}")))?;
-    if !meta.is_dir() {
-        out.push(path.to_path_buf());
-        return Ok(());
-    }
-    if depth > 32 {
-        return Err(ParseError::source_error(
-            &source,
-            "directories nested too deeply",
-        ));
-    }
-    let mut entries = std::fs::read_dir(path)
-        .map_err(|e| ParseError::source_error(&source, format!("cannot list: {e}")))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| ParseError::source_error(&source, format!("cannot list: {e}")))?;
-    entries.sort();
-    for entry in entries {
-        if entry.is_dir() {
-            collect_files(&entry, out, depth + 1)?;
-        } else if entry
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
-        {
-            out.push(entry);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -412,8 +412,9 @@ impl Loader {
     }
 }
 
-/// Collects the manifest files under `path`, sorted for determinism.
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>, depth: usize) -> Result<(), ParseError> {
+/// Collects the manifest files under `path` (`.yaml`, `.yml`, `.json`, recursively),
+/// sorted for determinism. A file named directly is taken whatever its extension.
+pub fn collect_files(path: &Path, out: &mut Vec<PathBuf>, depth: usize) -> Result<(), ParseError> {
     let source = path.display().to_string();
     let meta = std::fs::metadata(path)
         .map_err(|e| ParseError::source_error(&source, format!("cannot read: {e}")))?;
