@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use gangplank::engine::testing::*;
 use gangplank::engine::{self, EngineState, PlanOptions, SchedulerMemory, cycle};
 use gangplank::model::synthetic::{SyntheticSpec, generate};
-use gangplank::model::{ClusterState, Quantity, ReclaimWithinCohort as R, WithinClusterQueue as W};
+use gangplank::model::{ClusterState, Quantity};
 
 /// Counts live heap bytes so the benchmark can report the engine's own peak memory.
 struct CountingAlloc;
@@ -69,36 +69,6 @@ fn baseline_pass(state: &ClusterState) -> Quantity {
         .flat_map(|w| w.pod_sets.iter())
         .flat_map(|ps| ps.requests.values().map(move |q| *q * i64::from(ps.count)))
         .sum()
-}
-
-/// Every ClusterQueue full and every head needing preemption: the engine's worst case.
-fn preemption_heavy() -> ClusterState {
-    let mut b = ClusterBuilder::new().flavor("gpu");
-    for c in 0..100 {
-        for q in 0..10 {
-            let name = format!("cq-{c}-{q}");
-            b = b
-                .cq(CqBuilder::new(&name)
-                    .cohort(&format!("co-{c}"))
-                    .quota("gpu", "nvidia.com/gpu", "20")
-                    .preemption(W::LowerPriority, R::Any))
-                .lq("ns", &name, &name);
-            for i in 0..20 {
-                b = b.wl(WlBuilder::new("ns", &format!("run-{c}-{q}-{i}"))
-                    .priority(i % 3)
-                    .pod_set("main", 1, &[("nvidia.com/gpu", "1")])
-                    .admitted(&name, "gpu", i64::from(i)));
-            }
-            for i in 0..50 {
-                b = b.wl(WlBuilder::new("ns", &format!("pend-{c}-{q}-{i}"))
-                    .queue(&name)
-                    .priority(i % 5)
-                    .created(i64::from(1000 + i))
-                    .pod_set("main", 1, &[("nvidia.com/gpu", &(1 + i % 4).to_string())]));
-            }
-        }
-    }
-    b.build()
 }
 
 fn ms(d: Duration) -> String {
@@ -223,7 +193,7 @@ fn main() {
             .and_then(|r| r.parse().ok())
             .unwrap_or(1);
         let state = if args.iter().any(|a| a == "--heavy") {
-            preemption_heavy()
+            preemption_heavy(100)
         } else if quick {
             generate(&SyntheticSpec {
                 cohorts: 10,
@@ -257,7 +227,7 @@ fn main() {
     if !quick {
         measure(
             "preemption-heavy (every head must preempt)",
-            &preemption_heavy(),
+            &preemption_heavy(100),
         );
     }
 }

@@ -302,36 +302,6 @@ fn random_cluster(seed: u64) -> ClusterState {
     b.build()
 }
 
-/// The benchmark's preemption-heavy cluster, scaled down.
-fn preemption_heavy(cohorts: usize) -> ClusterState {
-    let mut b = ClusterBuilder::new().flavor("gpu");
-    for c in 0..cohorts {
-        for q in 0..10 {
-            let name = format!("cq-{c}-{q}");
-            b = b
-                .cq(CqBuilder::new(&name)
-                    .cohort(&format!("co-{c}"))
-                    .quota("gpu", "nvidia.com/gpu", "20")
-                    .preemption(W::LowerPriority, R::Any))
-                .lq("ns", &name, &name);
-            for i in 0..20 {
-                b = b.wl(WlBuilder::new("ns", &format!("run-{c}-{q}-{i}"))
-                    .priority(i % 3)
-                    .pod_set("main", 1, &[("nvidia.com/gpu", "1")])
-                    .admitted(&name, "gpu", i64::from(i)));
-            }
-            for i in 0..50 {
-                b = b.wl(WlBuilder::new("ns", &format!("pend-{c}-{q}-{i}"))
-                    .queue(&name)
-                    .priority(i % 5)
-                    .created(i64::from(1000 + i))
-                    .pod_set("main", 1, &[("nvidia.com/gpu", &(1 + i % 4).to_string())]));
-            }
-        }
-    }
-    b.build()
-}
-
 fn opts(every: bool, max_cycles: usize) -> PlanOptions {
     PlanOptions {
         now: NOW,

@@ -327,3 +327,35 @@ impl ClusterBuilder {
         self.0
     }
 }
+
+/// The engine's worst case, shared by the benchmark and the golden tests: `cohorts`
+/// × 10 full ClusterQueues (20 GPUs, 20 admitted 1-GPU workloads each) and 50 pending
+/// workloads per queue whose heads all need preemption.
+pub fn preemption_heavy(cohorts: usize) -> ClusterState {
+    let mut b = ClusterBuilder::new().flavor("gpu");
+    for c in 0..cohorts {
+        for q in 0..10 {
+            let name = format!("cq-{c}-{q}");
+            b = b
+                .cq(CqBuilder::new(&name)
+                    .cohort(&format!("co-{c}"))
+                    .quota("gpu", "nvidia.com/gpu", "20")
+                    .preemption(WithinClusterQueue::LowerPriority, ReclaimWithinCohort::Any))
+                .lq("ns", &name, &name);
+            for i in 0..20 {
+                b = b.wl(WlBuilder::new("ns", &format!("run-{c}-{q}-{i}"))
+                    .priority(i % 3)
+                    .pod_set("main", 1, &[("nvidia.com/gpu", "1")])
+                    .admitted(&name, "gpu", i64::from(i)));
+            }
+            for i in 0..50 {
+                b = b.wl(WlBuilder::new("ns", &format!("pend-{c}-{q}-{i}"))
+                    .queue(&name)
+                    .priority(i % 5)
+                    .created(i64::from(1000 + i))
+                    .pod_set("main", 1, &[("nvidia.com/gpu", &(1 + i % 4).to_string())]));
+            }
+        }
+    }
+    b.build()
+}
