@@ -16,8 +16,11 @@ impl Tmux {
             eprintln!("tmux is not installed: skipping the end-to-end console test");
             return None;
         }
+        // One tmux server per test: tests of one binary run in parallel in one process.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmux = Tmux {
-            socket: format!("gangplank-e2e-{}", std::process::id()),
+            socket: format!("gangplank-e2e-{}-{n}", std::process::id()),
         };
         let ok = tmux
             .cmd(&[

@@ -11,7 +11,7 @@
 //! protobuf is asked for) and `/openapi/v3` answers 404: kubectl 1.32 insists on
 //! downloading v2 for client-side validation, finds no schema for any kind and
 //! skips validation, so plain `kubectl apply -f` works (verified in
-//! `tests/sim_api_kubectl.rs`). Responses are always `application/json`,
+//! `tests/sim/sim_api_kubectl.rs`). Responses are always `application/json`,
 //! whatever the `Accept` header asks for (protobuf and `as=Table` fall back to
 //! JSON; kubectl then prints `NAME AGE` columns).
 //!

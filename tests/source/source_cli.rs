@@ -1,7 +1,7 @@
 //! The headless live commands through the real binary against the simulator's API
 //! server: `plan --live -o json`, `plan --live --watch -o jsonl`, `history`.
 
-mod source_support;
+use crate::source_support;
 
 use std::process::Stdio;
 

@@ -2,7 +2,7 @@
 //! capture-pane, as an operator would see it. Every wait is on a screen condition
 //! with a deadline.
 
-mod tmux_support;
+use crate::tmux_support;
 
 use tmux_support::{Tmux, rows_with};
 

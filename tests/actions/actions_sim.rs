@@ -126,7 +126,7 @@ async fn wait_until(what: &str, f: impl Fn() -> bool) {
 }
 
 fn seed_with_never() -> Scenario {
-    let text = include_str!("../docs/scenarios/seed.yaml").replace(
+    let text = include_str!("../../docs/scenarios/seed.yaml").replace(
         "withinClusterQueue: LowerPriority",
         "withinClusterQueue: Never",
     );
@@ -249,7 +249,7 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn set_priority_moves_a_pending_job_ahead() {
-    let mut text = include_str!("../docs/scenarios/nodes-only.yaml").to_string();
+    let mut text = include_str!("../../docs/scenarios/nodes-only.yaml").to_string();
     text.push_str("\n---\n");
     text.push_str(PRIORITY_SCENARIO);
     text.push_str(&prio_job("first", "0m", "20m"));

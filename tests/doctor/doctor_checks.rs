@@ -1,8 +1,5 @@
 //! One minimal triggering and one non-triggering input per `doctor` check.
 
-#[path = "../doctor_support/mod.rs"]
-mod support;
-
 mod api;
 mod capacity;
 mod gang;
@@ -12,7 +9,7 @@ mod priority;
 mod queues;
 mod requests;
 
-use support::*;
+use crate::support::*;
 
 #[test]
 fn healthy_base_has_no_findings() {

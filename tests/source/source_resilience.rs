@@ -2,7 +2,7 @@
 //! server: relist after 410, server restart, 403, malformed objects, Kueue missing.
 //! Every wait is a condition with a deadline; nothing sleeps to synchronise.
 
-mod source_support;
+use crate::source_support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! update(): filter parsing, command completion, keymap parsing, sorting, navigation,
 //! drill-in and back, read-only refusal and action effects.
 
-mod tui_fixture;
+use crate::tui_fixture;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use gangplank::tui::app::Mode;

@@ -2,8 +2,7 @@
 //! the next key answers (`y` confirms, anything else cancels) and no other key acts
 //! while the prompt is up.
 
-#[path = "tui_fixture/mod.rs"]
-mod tui_fixture;
+use crate::tui_fixture;
 
 use crossterm::event::KeyCode;
 use gangplank::tui::app::Mode;

@@ -1,6 +1,6 @@
 //! Re-planning on a separate task and drift between Kueue and the shadow engine.
 
-mod source_support;
+use crate::source_support;
 
 use std::time::Duration;
 

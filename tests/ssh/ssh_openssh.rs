@@ -146,7 +146,7 @@ async fn openssh_client_sees_demo_screen_and_q_quits() {
         ssh_args(&key, port).join(" ")
     );
     let tmux = Tmux {
-        socket: format!("gangplank-ssh-test-{}", std::process::id()),
+        socket: format!("gangplank-ssh-test-{}-{}", std::process::id(), line!()),
     };
     let st = tmux
         .cmd()

@@ -3,7 +3,7 @@
 //! Plan view proposes the two newest normal jobs, `a` then `y` evicts them, the boss
 //! job runs, and after it finishes the two run again. Waits are on screen conditions.
 
-mod tmux_support;
+use crate::tmux_support;
 
 use tmux_support::{Tmux, rows_with};
 

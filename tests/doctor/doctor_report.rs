@@ -1,7 +1,7 @@
 //! `doctor` report: the seed tutorial, the JSON contract, exit codes, rendering,
 //! determinism, and robustness on odd input.
 
-mod doctor_support;
+use crate::doctor_support;
 
 use doctor_support::*;
 use gangplank::doctor::{self, CHECK_IDS, DoctorOptions, Report, Severity, ids};

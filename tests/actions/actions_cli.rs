@@ -111,7 +111,7 @@ async fn hold_refuses_without_a_terminal_and_acts_with_yes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approve_command_shows_the_victims_and_acts_with_yes() {
-    let text = include_str!("../docs/scenarios/seed.yaml").replace(
+    let text = include_str!("../../docs/scenarios/seed.yaml").replace(
         "withinClusterQueue: LowerPriority",
         "withinClusterQueue: Never",
     );

@@ -2,7 +2,7 @@
 //! roles, the default config and a screenshot. This test fails when they drift;
 //! `UPDATE_DOCS=1 cargo test --test tui_docs` rewrites them.
 
-mod tui_fixture;
+use crate::tui_fixture;
 
 use gangplank::tui::keymap::Keymap;
 use gangplank::tui::theme::ROLES;

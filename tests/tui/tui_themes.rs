@@ -1,7 +1,7 @@
 //! Themes: every preset parses and sets every role; each renders; colours downgrade
 //! to 256/16; NO_COLOR forces monochrome; user files override a subset.
 
-mod tui_fixture;
+use crate::tui_fixture;
 
 use gangplank::tui::color::{ColorDepth, ColorEnv, downgrade, nearest_256};
 use gangplank::tui::theme::{PRESETS, ROLES};

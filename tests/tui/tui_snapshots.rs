@@ -1,7 +1,7 @@
 //! Snapshot tests of every view at 80×24 and 160×48 over the seed fixture. The
-//! `.snap` files in tests/snapshots are the console as a person sees it: review them.
+//! `.snap` files in tests/tui/snapshots are the console as a person sees it: review them.
 
-mod tui_fixture;
+use crate::tui_fixture;
 
 use crossterm::event::KeyCode;
 use gangplank::tui::*;

@@ -1,6 +1,6 @@
 //! The live source against the simulator's API server: initial sync and live updates.
 
-mod source_support;
+use crate::source_support;
 
 use gangplank::sim::WriteOptions;
 use gangplank::source::{KueueStatus, SourceOptions, SyncState};

@@ -1,0 +1,8 @@
+//! Integration tests of the e2e area, in one test binary to keep link time and disk small.
+
+#[path = "../tmux_support/mod.rs"]
+mod tmux_support;
+
+mod e2e_approve_tmux;
+mod e2e_demo_tmux;
+mod e2e_ssh_demo;

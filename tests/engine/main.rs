@@ -1,0 +1,13 @@
+//! Integration tests of the engine area, in one test binary to keep link time and disk small.
+
+mod cli_plan;
+mod engine_cycle;
+mod engine_golden;
+mod engine_hierarchy;
+mod engine_kueue_preemption;
+mod engine_kueue_scheduler;
+mod engine_perf;
+mod engine_props;
+mod engine_seed;
+mod model_parse;
+mod model_parse_fuzz;
