@@ -428,6 +428,72 @@ async fn console_p_raises_a_pending_job_ahead_of_the_one_before_it() {
     env.sim.shutdown().await;
 }
 
+/// The console's action task says why a reprioritize is unavailable — here the
+/// apiserver refuses to let us read the job whose label it would change — before any
+/// prompt is shown, writes nothing, and audits the refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_reprioritize_refused_before_any_prompt() {
+    use gangplank::actions::console::{ConsoleActionSettings, spawn_console_actions};
+    use gangplank::source::Snapshot;
+    use gangplank::tui::{ActionKind, ActionRequest, ActionTarget, PriorityChoice};
+
+    let env = start(Scenario::seed(), 60.0).await;
+    let store = env.store().clone();
+    wait_until("bert admitted", || {
+        wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    env.sim.server().faults().add_rule(FaultRule {
+        resource: "pytorchjobs".into(),
+        verbs: vec!["get".into()],
+        status: Some(403),
+        ..Default::default()
+    });
+    let bert = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
+    let (_snap_tx, snapshots) =
+        tokio::sync::watch::channel(std::sync::Arc::new(Snapshot::empty(None)));
+    let (poke, _pokes) = tokio::sync::mpsc::unbounded_channel();
+    let settings = ConsoleActionSettings {
+        audit_log: Some(env.audit.clone()),
+        ..Default::default()
+    };
+    let mut actions =
+        spawn_console_actions(&env.cluster, &settings, snapshots, Default::default(), poke)
+            .await
+            .unwrap();
+    actions
+        .requests
+        .send(ActionRequest {
+            kind: ActionKind::Reprioritize,
+            target: ActionTarget::Workload {
+                namespace: "nlp-team".into(),
+                name: bert["metadata"]["name"].as_str().unwrap().into(),
+            },
+            priority: Some(PriorityChoice::Class("boss-urgent".into())),
+        })
+        .unwrap();
+    let notice = tokio::time::timeout(DEADLINE, actions.notices.recv())
+        .await
+        .expect("no notice")
+        .unwrap();
+    assert!(
+        notice.starts_with(
+            "reprioritize: unavailable: forbidden to get PyTorchJob nlp-team/bert-pretrain"
+        ),
+        "{notice}"
+    );
+    // The refusal came before any prompt: there is none to answer.
+    assert!(actions.prompts.try_recv().is_err());
+    let w = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
+    assert_eq!(w["spec"]["priority"], bert["spec"]["priority"]);
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0].action, "set-priority");
+    assert_eq!(lines[0].outcome, "refused");
+    actions.task.abort();
+    env.sim.shutdown().await;
+}
+
 /// The seed with `withinClusterQueue: Never`: the boss waits, the four jobs run.
 async fn boss_waiting(speed: f64) -> Env {
     let env = start(seed_with_never(), speed).await;

@@ -29,7 +29,7 @@ pub fn lines(app: &App, data: &ConsoleData, p: &Picker, width: usize) -> Vec<Lin
             Span::styled("  type a class name or a number", t.muted),
         ]),
         Line::from(Span::styled(
-            format!("   {:<20} {:<21} {:>9}", "CLASS", "KIND", "VALUE"),
+            format!("   {:<20} {:<21} {:>11}", "CLASS", "KIND", "VALUE"),
             t.header,
         )),
     ];
@@ -42,7 +42,7 @@ pub fn lines(app: &App, data: &ConsoleData, p: &Picker, width: usize) -> Vec<Lin
     for (i, o) in opts.iter().enumerate() {
         let selected = i == p.selected;
         let mut text = format!(
-            " {} {:<20} {:<21} {:>9}",
+            " {} {:<20} {:<21} {:>11}",
             if selected { '›' } else { ' ' },
             truncate(&o.name, 20),
             o.kind,
