@@ -118,7 +118,7 @@ async fn prepare_priority(
     Ok((
         Prepared::SetPriority(target, to),
         Prompt {
-            summary: write.what,
+            summary: format!("set {}", write.what),
             details,
         },
     ))

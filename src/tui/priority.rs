@@ -129,6 +129,8 @@ pub fn open(app: &mut App, namespace: String, name: String) {
 pub fn on_key(app: &mut App, key: KeyEvent, mut p: Picker) -> Vec<Effect> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let opts = options(&app.cache.data.state, &p);
+    // New data may have shortened the list since the last key.
+    p.selected = p.selected.min(opts.len().saturating_sub(1));
     match key.code {
         KeyCode::Char('c') if ctrl => return vec![Effect::Quit],
         KeyCode::Esc => {

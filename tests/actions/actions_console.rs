@@ -200,7 +200,7 @@ fn the_consequence_is_shown_before_y_confirms() {
     update(
         &mut a,
         Msg::Confirm(Prompt {
-            summary: "spec.priority=100 (PriorityClass low) on Workload nlp-team/bert-pretrain"
+            summary: "set spec.priority=100 (PriorityClass low) on Workload nlp-team/bert-pretrain"
                 .into(),
             details: c.lines(),
         }),
@@ -216,7 +216,10 @@ fn the_consequence_is_shown_before_y_confirms() {
         s.contains("preempted by: nobody → nlp-team/boss-urgent-llama-finetune (next cycle)"),
         "{s}"
     );
-    assert!(s.contains("press y to confirm: spec.priority=100"), "{s}");
+    assert!(
+        s.contains("press y to confirm: set spec.priority=100"),
+        "{s}"
+    );
     let effects = update(&mut a, key(KeyCode::Char('y')));
     assert_eq!(effects, vec![Effect::Confirmed(true), Effect::Redraw]);
     assert!(!screen(&a, W, H).contains("Confirm · y confirms"));
@@ -243,6 +246,16 @@ fn unavailable_choices_are_greyed_with_the_reason_and_cannot_be_chosen() {
         "{s}"
     );
     assert!(line_with(&s, "› research").ends_with("current"), "{s}");
+    // Greyed: the unavailable line is drawn in the theme's muted style.
+    let term = tui_fixture::terminal(&a, W, H);
+    let buf = term.backend().buffer();
+    let y = position(&s, " low ");
+    let row = s.lines().nth(y).unwrap();
+    // Screen columns are characters (the borders are multi-byte).
+    let x = row[..row.find(" low ").unwrap()].chars().count() as u16 + 1;
+    let y = y as u16;
+    assert_eq!(buf[(x, y)].symbol(), "l");
+    assert_eq!(buf[(x, y)].fg, a.theme.muted.fg.unwrap());
     // Enter on the current class or on a greyed one does nothing but say why.
     let effects = update(&mut a, key(KeyCode::Enter));
     assert_eq!(effects, vec![Effect::Redraw]);
