@@ -8,6 +8,8 @@
 //! * [`permissions`]: SelfSubjectAccessReview / SelfSubjectReview.
 //! * [`ops`]: hold, resume, set-priority; [`approve`]: the preemption approval flow;
 //!   [`recovery`]: finishing interrupted approvals.
+//! * [`reprioritize`]: pure — what a priority change would do to the plan.
+//! * [`console`]: the console's action task (prompt, confirm, execute, audit).
 //! * [`audit`]: one JSON line per attempt.
 //!
 //! See docs/actions.md.
@@ -15,11 +17,13 @@
 pub mod approve;
 pub mod audit;
 pub mod catalog;
+pub mod console;
 pub mod executor;
 pub mod ops;
 pub mod permissions;
 pub mod plan;
 pub mod recovery;
+pub mod reprioritize;
 pub mod resolve;
 
 pub use approve::{ApprovalPlan, ApprovalPolicy, ApproveOptions, VictimPlan};

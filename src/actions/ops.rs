@@ -154,81 +154,121 @@ async fn class_value(actor: &Actor, res: &ApiResource, name: &str) -> Option<i64
         .and_then(|c| c.get("value").and_then(Value::as_i64))
 }
 
-/// Changes a job's priority: for a job using a WorkloadPriorityClass (or when CLASS is
-/// one) its `kueue.x-k8s.io/priority-class` label; otherwise the Workload's
-/// `spec.priority` (a VALUE, or the value of the PriorityClass CLASS).
+/// What a priority change will write, worked out from the live objects.
+#[derive(Clone, Debug)]
+pub struct PriorityWrite {
+    /// The object patched: the job (WorkloadPriorityClass label) or the Workload.
+    pub object: ObjRef,
+    pub body: Value,
+    /// In words, e.g. "label kueue.x-k8s.io/priority-class=high on Job team/x".
+    pub what: String,
+    /// `namespace/name` of the Workload.
+    pub workload: String,
+    /// The audit line's `before`.
+    pub before: Value,
+    before_priority: Option<Value>,
+}
+
+/// Resolves `target` and works out the write for `to`, without writing: for a job
+/// using a WorkloadPriorityClass (or when CLASS is one) its
+/// `kueue.x-k8s.io/priority-class` label; otherwise the Workload's `spec.priority` (a
+/// VALUE, or the value of the PriorityClass CLASS).
+pub async fn plan_set_priority(
+    actor: &Actor,
+    target: &str,
+    to: &PriorityTarget,
+) -> Result<PriorityWrite, ActionError> {
+    let r: Resolved = resolve(&actor.exec, target).await?;
+    let job = match &r.job {
+        Some(j) => Some(actor.exec.get(j).await?),
+        None => None,
+    };
+    let wpc_job = uses_workload_priority_class(&r.object, job.as_ref());
+    let before_priority = r.object.pointer("/spec/priority").cloned();
+    let before_class = job
+        .as_ref()
+        .and_then(|j| j.pointer("/metadata/labels"))
+        .and_then(|l| l.get(PRIORITY_CLASS_LABEL))
+        .cloned();
+    let (object, body, what) = match to {
+        PriorityTarget::Class(class) => {
+            let is_wpc = class_value(actor, &wpc_resource(actor.exec.kueue_version()), class)
+                .await
+                .is_some();
+            match (&r.job, &job, is_wpc || wpc_job) {
+                (Some(jref), Some(j), true) => {
+                    if !is_wpc {
+                        return Err(ActionError::Other(format!(
+                            "{} uses WorkloadPriorityClasses and there is no WorkloadPriorityClass {class:?}",
+                            jref.describe()
+                        )));
+                    }
+                    (
+                        jref.clone(),
+                        plan::job_priority_class(class, rv(j).as_deref()),
+                        format!(
+                            "label {PRIORITY_CLASS_LABEL}={class} on {}",
+                            jref.describe()
+                        ),
+                    )
+                }
+                _ => match class_value(actor, &pc_resource(), class).await {
+                    Some(v) => (
+                        r.workload.clone(),
+                        plan::workload_priority(v as i32, r.resource_version().as_deref()),
+                        format!(
+                            "spec.priority={v} (PriorityClass {class}) on {}",
+                            r.workload.describe()
+                        ),
+                    ),
+                    None => {
+                        return Err(ActionError::NotFound {
+                            object: format!("WorkloadPriorityClass or PriorityClass {class}"),
+                        });
+                    }
+                },
+            }
+        }
+        PriorityTarget::Value(v) => (
+            r.workload.clone(),
+            plan::workload_priority(*v, r.resource_version().as_deref()),
+            format!("spec.priority={v} on {}", r.workload.describe()),
+        ),
+    };
+    Ok(PriorityWrite {
+        object,
+        body,
+        what,
+        workload: r.workload.key(),
+        before: json!({"priority": before_priority, "priorityClass": before_class}),
+        before_priority,
+    })
+}
+
+/// Changes a job's priority (see [`plan_set_priority`]): permission check, dry run,
+/// write, one audit line.
 pub async fn set_priority(actor: &Actor, target: &str, to: &PriorityTarget) -> Outcome {
     let mut rec = actor.record(ActionKind::SetPriority, target);
     let result = async {
-        let r: Resolved = resolve(&actor.exec, target).await?;
-        rec.target = r.workload.key();
-        let job = match &r.job {
-            Some(j) => Some(actor.exec.get(j).await?),
-            None => None,
-        };
-        let wpc_job = uses_workload_priority_class(&r.object, job.as_ref());
-        let before_priority = r.object.pointer("/spec/priority").cloned();
-        let before_class = job
-            .as_ref()
-            .and_then(|j| j.pointer("/metadata/labels"))
-            .and_then(|l| l.get(PRIORITY_CLASS_LABEL))
-            .cloned();
-        rec.before = json!({"priority": before_priority, "priorityClass": before_class});
-        let (obj, body, what) = match to {
-            PriorityTarget::Class(class) => {
-                let is_wpc = class_value(actor, &wpc_resource(actor.exec.kueue_version()), class)
-                    .await
-                    .is_some();
-                match (&r.job, &job, is_wpc || wpc_job) {
-                    (Some(jref), Some(j), true) => {
-                        if !is_wpc {
-                            return Err(ActionError::Other(format!(
-                                "{} uses WorkloadPriorityClasses and there is no WorkloadPriorityClass {class:?}",
-                                jref.describe()
-                            )));
-                        }
-                        (
-                            jref.clone(),
-                            plan::job_priority_class(class, rv(j).as_deref()),
-                            format!("label {PRIORITY_CLASS_LABEL}={class} on {}", jref.describe()),
-                        )
-                    }
-                    _ => match class_value(actor, &pc_resource(), class).await {
-                        Some(v) => (
-                            r.workload.clone(),
-                            plan::workload_priority(v as i32, r.resource_version().as_deref()),
-                            format!("spec.priority={v} (PriorityClass {class}) on {}", r.workload.describe()),
-                        ),
-                        None => {
-                            return Err(ActionError::NotFound {
-                                object: format!("WorkloadPriorityClass or PriorityClass {class}"),
-                            });
-                        }
-                    },
-                }
-            }
-            PriorityTarget::Value(v) => (
-                r.workload.clone(),
-                plan::workload_priority(*v, r.resource_version().as_deref()),
-                format!("spec.priority={v} on {}", r.workload.describe()),
-            ),
-        };
-        preflight(actor, &obj).await?;
+        let w = plan_set_priority(actor, target, to).await?;
+        rec.target = w.workload.clone();
+        rec.before = w.before.clone();
+        preflight(actor, &w.object).await?;
         let dry = actor
             .exec
-            .dry_run(&obj, &body)
+            .dry_run(&w.object, &w.body)
             .await
             .inspect_err(|e| rec.dry_run = dry_run_refusal(e))?;
         rec.dry_run = "ok".into();
-        let w = actor.exec.commit(&obj, &body, dry).await?;
+        let written = actor.exec.commit(&w.object, &w.body, dry).await?;
         rec.after = json!({
-            "priority": if obj.resource.kind == "Workload" { w.after.pointer("/spec/priority").cloned() } else { before_priority.clone() },
-            "priorityClass": w.after.pointer("/metadata/labels").and_then(|l| l.get(PRIORITY_CLASS_LABEL)).cloned(),
+            "priority": if w.object.resource.kind == "Workload" { written.after.pointer("/spec/priority").cloned() } else { w.before_priority.clone() },
+            "priorityClass": written.after.pointer("/metadata/labels").and_then(|l| l.get(PRIORITY_CLASS_LABEL)).cloned(),
         });
-        Ok(if w.dry_run_only {
-            ("dry-run", format!("dry run: the apiserver accepts {what}"))
+        Ok(if written.dry_run_only {
+            ("dry-run", format!("dry run: the apiserver accepts {}", w.what))
         } else {
-            ("done", format!("set {what}"))
+            ("done", format!("set {}", w.what))
         })
     }
     .await;

@@ -29,8 +29,11 @@ pub enum Mode {
     Filter(String),
     /// The `?` overlay, with its scroll offset.
     Help(usize),
-    /// An action waits for the operator's `y` (the summary is on the message line).
-    Confirm(String),
+    /// An action waits for the operator's `y` (the summary is on the message line, the
+    /// details in a panel).
+    Confirm(super::msg::Prompt),
+    /// The reprioritize picker is up.
+    Priority(super::priority::Picker),
 }
 
 /// Selection and scroll position of one list.

@@ -24,6 +24,7 @@ pub mod filter;
 pub mod keychord;
 pub mod keymap;
 pub mod msg;
+pub mod priority;
 pub mod rows;
 pub mod run;
 pub mod terminal;
@@ -38,7 +39,9 @@ pub use data::{
     AdmissionView, AuditRow, ConsoleData, CycleView, DriftRow, HealthRow, PlanView, PreemptionView,
     ProposalView, ResourceSync, Severity, SyncState, SyncStatus, Verdict,
 };
-pub use msg::{ActionKind, ActionRequest, ActionTarget, Effect, Msg, ViewId};
+pub use msg::{
+    ActionKind, ActionRequest, ActionTarget, Effect, Msg, PriorityChoice, Prompt, ViewId,
+};
 pub use run::{RunOptions, run_terminal};
 pub use theme::Theme;
 pub use views::view;

@@ -19,9 +19,32 @@ pub enum Msg {
     Resize(u16, u16),
     /// Feedback from an action executed elsewhere, shown on the message line.
     Notice(String),
-    /// The action executor asks the operator to confirm this summary: the next key
-    /// answers (`y` confirms, anything else cancels). See [`super::confirm`].
-    Confirm(String),
+    /// The action executor asks the operator to confirm this: the next key answers
+    /// (`y` confirms, anything else cancels). See [`super::confirm`].
+    Confirm(Prompt),
+}
+
+/// A confirmation prompt: a one-line summary of exactly what will be written, and
+/// optional detail lines (a reprioritize's consequence) shown in a panel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prompt {
+    pub summary: String,
+    pub details: Vec<String>,
+}
+
+impl From<String> for Prompt {
+    fn from(summary: String) -> Prompt {
+        Prompt {
+            summary,
+            details: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for Prompt {
+    fn from(summary: &str) -> Prompt {
+        summary.to_string().into()
+    }
 }
 
 /// What the caller of `update` must do.
@@ -69,11 +92,21 @@ pub enum ActionTarget {
     Proposal { id: String },
 }
 
+/// The priority a reprioritize asks for: a WorkloadPriorityClass or PriorityClass by
+/// name, or a plain value for the Workload's `spec.priority`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PriorityChoice {
+    Class(String),
+    Value(i32),
+}
+
 /// An action asked for by the operator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActionRequest {
     pub kind: ActionKind,
     pub target: ActionTarget,
+    /// The chosen priority (reprioritize only).
+    pub priority: Option<PriorityChoice>,
 }
 
 /// The console's views, in tab order (number keys 1–7).

@@ -18,7 +18,7 @@ use super::color::ColorEnv;
 use super::config::{Config, ConfigError};
 use super::data::ConsoleData;
 use super::keymap::Keymap;
-use super::msg::{ActionRequest, Effect, Msg, ViewId};
+use super::msg::{ActionRequest, Effect, Msg, Prompt, ViewId};
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::views::view;
@@ -36,7 +36,7 @@ pub struct RunOptions {
     /// Feedback from the action executor, shown on the message line.
     pub notices: Option<mpsc::UnboundedReceiver<String>>,
     /// Confirmation prompts from the action executor (see [`super::confirm`]).
-    pub prompts: Option<mpsc::UnboundedReceiver<String>>,
+    pub prompts: Option<mpsc::UnboundedReceiver<Prompt>>,
     /// The operator's answers to those prompts.
     pub confirms: Option<mpsc::UnboundedSender<bool>>,
 }
@@ -128,8 +128,8 @@ pub async fn run_terminal(
             Some(text) = async { notices.as_mut()?.recv().await }, if notices.is_some() => {
                 Msg::Notice(text)
             }
-            Some(text) = async { prompts.as_mut()?.recv().await }, if prompts.is_some() => {
-                Msg::Confirm(text)
+            Some(prompt) = async { prompts.as_mut()?.recv().await }, if prompts.is_some() => {
+                Msg::Confirm(prompt)
             }
             _ = tick.tick() => Msg::Tick(now_ms()),
             // Wake up to draw a frame that the rate limit held back.

@@ -46,7 +46,8 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
     match app.mode.clone() {
-        Mode::Confirm(summary) => return super::confirm::answer(app, key, &summary),
+        Mode::Confirm(prompt) => return super::confirm::answer(app, key, &prompt.summary),
+        Mode::Priority(picker) => return super::priority::on_key(app, key, picker),
         Mode::Command(text) => return edit_line(app, key, text, true),
         Mode::Filter(text) => return edit_line(app, key, text, false),
         Mode::Help(scroll) => {
@@ -252,10 +253,19 @@ fn act(app: &mut App, kind: ActionKind) -> Vec<Effect> {
         return vec![Effect::Redraw];
     }
     match action_target(app, kind) {
+        // Reprioritize asks for the new priority first (the picker sends the request).
+        Ok(ActionTarget::Workload { namespace, name }) if kind == ActionKind::Reprioritize => {
+            super::priority::open(app, namespace, name);
+            vec![Effect::Redraw]
+        }
         Ok(target) => {
             app.message = Some(format!("{}: requested", kind.name()));
             vec![
-                Effect::RunAction(ActionRequest { kind, target }),
+                Effect::RunAction(ActionRequest {
+                    kind,
+                    target,
+                    priority: None,
+                }),
                 Effect::Redraw,
             ]
         }

@@ -293,6 +293,207 @@ async fn set_priority_moves_a_pending_job_ahead() {
     env.sim.shutdown().await;
 }
 
+/// The console's `p` against the simulator, wired as `gangplank` wires it: the live
+/// source's snapshot on screen, keys through `update`, the request, prompt and answer
+/// through the console's action task and its one executor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_p_raises_a_pending_job_ahead_of_the_one_before_it() {
+    use crossterm::event::KeyCode;
+    use gangplank::actions::console::{ConsoleActionSettings, spawn_console_actions};
+    use gangplank::tui::{App, ConsoleData, Effect, Msg, Theme, ViewId, keymap, update};
+
+    let mut text = include_str!("../../docs/scenarios/nodes-only.yaml").to_string();
+    text.push_str("\n---\n");
+    text.push_str(PRIORITY_SCENARIO);
+    text.push_str(&prio_job("first", "0m", "30m"));
+    text.push_str(&prio_job("second", "1m", "1h"));
+    text.push_str(&prio_job("third", "2m", "1h"));
+    // 120x: `first` holds the queue's 8 GPUs for 15 s of wall time.
+    let env = start(Scenario::from_str("prio-console", &text).unwrap(), 120.0).await;
+    let store = env.store().clone();
+    wait_until("first admitted, second and third queued", || {
+        wl_of(&store, "team", "first").is_some_and(|w| admitted(&w))
+            && wl_of(&store, "team", "second").is_some()
+            && wl_of(&store, "team", "third").is_some()
+    })
+    .await;
+    let third = wl_of(&store, "team", "third").unwrap()["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let opts = SourceOptions::default();
+    let client = source::connect(&env.cluster, opts.read_timeout())
+        .await
+        .unwrap();
+    let handle = source::start(client, opts).await;
+    let snap = handle
+        .wait_for(DEADLINE, |s| {
+            s.all_settled()
+                && s.state.workload_priority_classes.contains_key("high")
+                && s.state
+                    .workloads
+                    .values()
+                    .filter(|w| w.namespace == "team" && !w.has_quota_reservation())
+                    .count()
+                    == 2
+        })
+        .await
+        .expect("the source never showed second and third pending");
+    let (poke, _pokes) = tokio::sync::mpsc::unbounded_channel();
+    let settings = ConsoleActionSettings {
+        audit_log: Some(env.audit.clone()),
+        ..Default::default()
+    };
+    let mut actions = spawn_console_actions(
+        &env.cluster,
+        &settings,
+        handle.snapshots(),
+        Default::default(),
+        poke,
+    )
+    .await
+    .unwrap();
+
+    let mut app = App::new(
+        keymap::Keymap::default(),
+        Theme::preset("dark"),
+        false,
+        ViewId::Workloads,
+    );
+    update(&mut app, Msg::Resize(120, 30));
+    let state = std::sync::Arc::new(ClusterState::clone(&snap.state));
+    update(&mut app, Msg::Data(ConsoleData::from_state(state, "sim")));
+    let press = |app: &mut App, c: KeyCode| update(app, crate::tui_fixture::key(c));
+    press(&mut app, KeyCode::Char('/'));
+    crate::tui_fixture::type_str(&mut app, "third");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('p'));
+    let screen = crate::tui_fixture::screen(&app, 120, 30);
+    assert!(
+        screen.contains(&format!("Reprioritize team/{third}")),
+        "{screen}"
+    );
+    let high = screen.lines().find(|l| l.contains(" high ")).unwrap();
+    assert!(high.contains("10000"), "{screen}");
+    let low = screen.lines().find(|l| l.contains(" low ")).unwrap();
+    assert!(low.contains("100") && low.contains("current"), "{screen}");
+    // `high` is the highest value: first in the list.
+    press(&mut app, KeyCode::Up);
+    let effects = press(&mut app, KeyCode::Enter);
+    let Some(Effect::RunAction(req)) = effects.first() else {
+        panic!("no request: {effects:?} ({:?})", app.message);
+    };
+    actions.requests.send(req.clone()).unwrap();
+    let prompt = tokio::time::timeout(DEADLINE, actions.prompts.recv())
+        .await
+        .expect("no prompt")
+        .unwrap();
+    update(&mut app, Msg::Confirm(prompt));
+    let screen = crate::tui_fixture::screen(&app, 120, 30);
+    assert!(
+        screen.contains("label kueue.x-k8s.io/priority-class=high on Job team/third"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("position in ClusterQueue cq: 2 of 2 → 1 of 2"),
+        "{screen}"
+    );
+    let effects = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(effects[0], Effect::Confirmed(true));
+    actions.confirms.send(true).unwrap();
+    let notice = tokio::time::timeout(DEADLINE, actions.notices.recv())
+        .await
+        .expect("no notice")
+        .unwrap();
+    update(&mut app, Msg::Notice(notice.clone()));
+    assert!(
+        notice.starts_with("set label kueue.x-k8s.io/priority-class=high"),
+        "{notice}"
+    );
+
+    // When `first` finishes, `third` is admitted ahead of `second`.
+    wait_until("third admitted", || {
+        wl_of(&store, "team", "third").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    assert!(!wl_of(&store, "team", "second").is_some_and(|w| admitted(&w)));
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0].action, "set-priority");
+    assert_eq!(lines[0].outcome, "done");
+    assert_eq!(lines[0].after["priorityClass"], "high");
+    actions.task.abort();
+    handle.shutdown().await;
+    env.sim.shutdown().await;
+}
+
+/// The console's action task says why a reprioritize is unavailable — here the
+/// apiserver refuses to let us read the job whose label it would change — before any
+/// prompt is shown, writes nothing, and audits the refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_reprioritize_refused_before_any_prompt() {
+    use gangplank::actions::console::{ConsoleActionSettings, spawn_console_actions};
+    use gangplank::source::Snapshot;
+    use gangplank::tui::{ActionKind, ActionRequest, ActionTarget, PriorityChoice};
+
+    let env = start(Scenario::seed(), 60.0).await;
+    let store = env.store().clone();
+    wait_until("bert admitted", || {
+        wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    env.sim.server().faults().add_rule(FaultRule {
+        resource: "pytorchjobs".into(),
+        verbs: vec!["get".into()],
+        status: Some(403),
+        ..Default::default()
+    });
+    let bert = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
+    let (_snap_tx, snapshots) =
+        tokio::sync::watch::channel(std::sync::Arc::new(Snapshot::empty(None)));
+    let (poke, _pokes) = tokio::sync::mpsc::unbounded_channel();
+    let settings = ConsoleActionSettings {
+        audit_log: Some(env.audit.clone()),
+        ..Default::default()
+    };
+    let mut actions =
+        spawn_console_actions(&env.cluster, &settings, snapshots, Default::default(), poke)
+            .await
+            .unwrap();
+    actions
+        .requests
+        .send(ActionRequest {
+            kind: ActionKind::Reprioritize,
+            target: ActionTarget::Workload {
+                namespace: "nlp-team".into(),
+                name: bert["metadata"]["name"].as_str().unwrap().into(),
+            },
+            priority: Some(PriorityChoice::Class("boss-urgent".into())),
+        })
+        .unwrap();
+    let notice = tokio::time::timeout(DEADLINE, actions.notices.recv())
+        .await
+        .expect("no notice")
+        .unwrap();
+    assert!(
+        notice.starts_with(
+            "reprioritize: unavailable: forbidden to get PyTorchJob nlp-team/bert-pretrain"
+        ),
+        "{notice}"
+    );
+    // The refusal came before any prompt: there is none to answer.
+    assert!(actions.prompts.try_recv().is_err());
+    let w = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
+    assert_eq!(w["spec"]["priority"], bert["spec"]["priority"]);
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0].action, "set-priority");
+    assert_eq!(lines[0].outcome, "refused");
+    actions.task.abort();
+    env.sim.shutdown().await;
+}
+
 /// The seed with `withinClusterQueue: Never`: the boss waits, the four jobs run.
 async fn boss_waiting(speed: f64) -> Env {
     let env = start(seed_with_never(), speed).await;

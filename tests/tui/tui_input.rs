@@ -251,6 +251,7 @@ fn actions_become_effects_when_writable() {
                 namespace: "cv-team".into(),
                 name: "resnet-sweep".into()
             },
+            priority: None,
         })
     );
     update(&mut a, key(KeyCode::Char('a')));
@@ -265,7 +266,8 @@ fn actions_become_effects_when_writable() {
         effects[0],
         Effect::RunAction(ActionRequest {
             kind: ActionKind::Approve,
-            target: ActionTarget::Proposal { id: "p-2".into() }
+            target: ActionTarget::Proposal { id: "p-2".into() },
+            priority: None,
         })
     );
     update(&mut a, key(KeyCode::Char('1')));
@@ -276,7 +278,8 @@ fn actions_become_effects_when_writable() {
             kind: ActionKind::Resume,
             target: ActionTarget::ClusterQueue {
                 name: "hyperpod-global-queue".into()
-            }
+            },
+            priority: None,
         })
     );
 }

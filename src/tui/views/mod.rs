@@ -3,11 +3,13 @@
 //! and sorted (`index`), which `App` caches; drawing only reads those indices.
 
 pub mod audit;
+pub mod confirm;
 pub mod drift;
 pub mod health;
 pub mod help;
 pub mod nodes;
 pub mod plan;
+pub mod priority;
 pub mod queues;
 pub mod workload_detail;
 pub mod workloads;
@@ -61,8 +63,11 @@ pub fn view(app: &App, data: &ConsoleData, frame: &mut Frame) {
     }
     status_bar::render_status(frame, status, app, data);
     status_bar::render_message(frame, message, app);
-    if let Mode::Help(scroll) = app.mode {
-        help::render(frame, body, app, scroll);
+    match &app.mode {
+        Mode::Help(scroll) => help::render(frame, body, app, *scroll),
+        Mode::Priority(picker) => priority::render(frame, body, app, data, picker),
+        Mode::Confirm(prompt) => confirm::render(frame, body, app, prompt),
+        _ => {}
     }
 }
 
