@@ -1,4 +1,6 @@
 //! Integration tests of the ssh area, in one test binary to keep link time and disk small.
 
+mod client;
 mod ssh_openssh;
+mod ssh_readonly;
 mod ssh_server;
