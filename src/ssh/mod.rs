@@ -109,6 +109,10 @@ pub struct SshServerOptions {
     pub login_grace: Duration,
     /// End a session after this long without input. `None` disables (wall screens).
     pub idle_timeout: Option<Duration>,
+    /// Redraw an otherwise idle session this often, so that the ages on a wall screen
+    /// ("last event 3m ago") are never staler than this. Only changed cells are sent.
+    /// `None`: redraw only on data, input or resize.
+    pub age_refresh: Option<Duration>,
     /// Retained capacity of a session's frame buffer; larger frames are still sent but the
     /// buffer is shrunk back afterwards, so per-session memory stays near this.
     pub output_buffer_bytes: usize,
@@ -130,6 +134,7 @@ impl Default for SshServerOptions {
             max_unauthenticated: 16,
             login_grace: Duration::from_secs(20),
             idle_timeout: Some(Duration::from_secs(30 * 60)),
+            age_refresh: Some(Duration::from_secs(60)),
             output_buffer_bytes: 256 * 1024,
             auth_rejection_delay: Duration::from_secs(1),
             max_auth_attempts: 6,

@@ -126,6 +126,7 @@ where
         config: Arc::new(config),
         session: SessionConfig {
             idle_timeout: opts.idle_timeout,
+            age_refresh: opts.age_refresh,
             output_buffer_bytes: opts.output_buffer_bytes,
         },
         login_grace: opts.login_grace,

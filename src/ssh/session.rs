@@ -40,6 +40,8 @@ const GOODBYE_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct SessionConfig {
     /// End after this long without input.
     pub idle_timeout: Option<Duration>,
+    /// Periodic redraw of an idle session (ages); see `SshServerOptions::age_refresh`.
+    pub age_refresh: Option<Duration>,
     /// Retained capacity of the frame buffer.
     pub output_buffer_bytes: usize,
 }
@@ -274,6 +276,13 @@ impl<D: Clone + Send + Sync + 'static> Live<D> {
         let mut in_flight: Option<Sending> = None;
         let idle = self.config.idle_timeout;
         let mut last_input = Instant::now();
+        // Far-future period when refresh is off, to keep one select shape.
+        let refresh_every = self
+            .config
+            .age_refresh
+            .unwrap_or(Duration::from_secs(100 * 365 * 86400));
+        let mut refresh = tokio::time::interval_at(Instant::now() + refresh_every, refresh_every);
+        refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             if self.dirty {
                 if in_flight.is_none() {
@@ -332,6 +341,7 @@ impl<D: Clone + Send + Sync + 'static> Live<D> {
                         return EndReason::ClientGone;
                     }
                 }
+                _ = refresh.tick(), if self.config.age_refresh.is_some() => self.dirty = true,
                 () = tokio::time::sleep_until(deadline), if idle.is_some() => return EndReason::Idle,
                 () = shutdown.cancelled() => return EndReason::Shutdown,
             }

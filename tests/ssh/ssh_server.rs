@@ -375,3 +375,43 @@ fn authorized_keys_errors_carry_line_numbers() {
         "{errs:?}"
     );
 }
+
+// --- a test app whose picture changes with every draw, like the console's ages ---
+
+struct CountingFactory(watch::Receiver<DemoData>);
+struct CountingApp(u64);
+
+impl SessionAppFactory for CountingFactory {
+    type Data = DemoData;
+    fn subscribe(&self) -> watch::Receiver<DemoData> {
+        self.0.clone()
+    }
+    fn new_session(&self, _info: &SessionInfo) -> Box<dyn SessionApp<DemoData>> {
+        Box::new(CountingApp(0))
+    }
+}
+
+impl SessionApp<DemoData> for CountingApp {
+    fn on_key(&mut self, _key: crossterm::event::KeyEvent) -> KeyOutcome {
+        KeyOutcome::Continue
+    }
+    fn render(&mut self, _data: &DemoData, frame: &mut Frame<'_>) {
+        self.0 += 1;
+        frame.render_widget(Paragraph::new(format!("draw #{}", self.0)), frame.area());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_is_redrawn_by_the_age_refresh_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = new_key();
+    let mut opts = options(dir.path(), write_authorized(dir.path(), &[&key]));
+    opts.age_refresh = Some(Duration::from_millis(100));
+    // The feed never changes and no key is sent: only the refresh can redraw.
+    let (_tx, rx) = watch::channel(DemoData::default());
+    let server = start(opts, Arc::new(CountingFactory(rx))).await;
+    let mut viewer = connect(server.local_addr(), &key, client::Config::default(), 40, 5).await;
+    viewer.wait_for("draw #1").await;
+    viewer.wait_for("draw #3").await;
+    server.shutdown();
+}
