@@ -181,6 +181,11 @@ fn classify(kind: ResourceKind, err: &watcher::Error) -> (WatchMsg, bool) {
         watcher::Error::InitialListFailed(e) => match api_code(e) {
             Some(403) => (WatchMsg::Forbidden(forbidden_text(kind, "list", e)), false),
             Some(404) => (WatchMsg::NotServed(not_served_text(kind)), false),
+            // An expired continue token: kube would retry the same token forever.
+            Some(410) => (
+                WatchMsg::Failed("list expired (HTTP 410); relisting".into()),
+                true,
+            ),
             _ => (
                 WatchMsg::Failed(format!("list failed: {}", short(e))),
                 false,

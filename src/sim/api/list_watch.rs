@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::Shared;
 use super::errors::ApiError;
+use super::paging::{Cursor, ListSnapshot};
 use super::routes::{Params, ResourceRequest};
 use super::selectors::{FieldSelector, LabelSelector};
 use crate::sim::convert;
@@ -66,6 +67,11 @@ impl Filter {
         })
     }
 
+    /// No selectors: every object of the namespace matches.
+    fn is_trivial(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
+
     fn matches(&self, obj: &Value) -> bool {
         self.namespace
             .as_deref()
@@ -75,26 +81,13 @@ impl Filter {
     }
 }
 
-fn continue_token(obj: &Value) -> String {
-    let ns = object_namespace(obj).unwrap_or("");
-    let name = obj
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    hex::encode(format!("{ns}\0{name}"))
-}
-
-fn sort_key(obj: &Value) -> (String, String) {
-    (
-        object_namespace(obj).unwrap_or("").to_string(),
-        obj.pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-    )
-}
-
 /// `GET` on a collection: selectors, `limit`/`continue`, malformed-object faults.
+///
+/// A `limit`ed list is consistent across its pages: the first page snapshots the
+/// collection (see [`super::paging`]) and each `continue` token points into that
+/// snapshot, so every page costs O(page) and all pages carry the first page's
+/// resourceVersion. `remainingItemCount` is set only without selectors, as upstream
+/// (counting matches ahead would rescan the rest on every page).
 pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> ApiResult {
     let filter = Filter::from_params(req, params)?;
     let limit = match params.get("limit").filter(|s| !s.is_empty()) {
@@ -103,47 +96,66 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
             .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
         None => 0,
     };
-    let after = match params.get("continue").filter(|s| !s.is_empty()) {
+    let now = std::time::Instant::now();
+    let key = req.def.key();
+    let (snap, id, start) = match params.get("continue").filter(|s| !s.is_empty()) {
         Some(tok) => {
-            let raw =
-                hex::decode(tok).map_err(|_| ApiError::bad_request("invalid continue token"))?;
-            let s = String::from_utf8(raw)
-                .map_err(|_| ApiError::bad_request("invalid continue token"))?;
-            let (ns, name) = s
-                .split_once('\0')
-                .ok_or_else(|| ApiError::bad_request("invalid continue token"))?;
-            Some((ns.to_string(), name.to_string()))
+            let cursor = Cursor::parse(tok)?;
+            let snap = shared.lists.get(cursor.id, now)?;
+            if snap.resource != key || snap.namespace != req.namespace {
+                return Err(ApiError::bad_request(
+                    "the continue token was issued for another list",
+                ));
+            }
+            (snap, Some(cursor.id), cursor.offset)
         }
-        None => None,
+        None => {
+            let (items, rv) = shared.store.list_shared(&key, req.namespace.as_deref());
+            let snap = Arc::new(ListSnapshot {
+                resource: key,
+                namespace: req.namespace.clone(),
+                resource_version: rv,
+                items,
+            });
+            (snap, None, 0)
+        }
     };
-    let snap = shared.store.list(&req.def.key(), req.namespace.as_deref());
-    let mut items: Vec<Value> = snap
-        .items
-        .into_iter()
-        .filter(|o| filter.matches(o))
-        .filter(|o| after.as_ref().is_none_or(|a| sort_key(o) > *a))
-        .collect();
-    let mut cont = String::new();
-    let mut remaining = None;
-    if limit > 0 && items.len() > limit {
-        remaining = Some(items.len() - limit);
-        items.truncate(limit);
-        cont = items.last().map(continue_token).unwrap_or_default();
+    let mut page: Vec<&Arc<Value>> = Vec::new();
+    let mut next = start;
+    let items = snap.items.get(start..).unwrap_or_default();
+    for obj in items {
+        if limit > 0 && page.len() == limit {
+            break;
+        }
+        next += 1;
+        if filter.matches(obj) {
+            page.push(obj);
+        }
     }
-    let mut out: Vec<Value> = items
+    // More to come only if an unexamined item is left (it may still not match the
+    // selectors: then the next page is empty, which clients accept).
+    let more = next < snap.items.len();
+    let mut meta = json!({"resourceVersion": snap.resource_version.to_string()});
+    match (more, id) {
+        (true, _) => {
+            let id = id.unwrap_or_else(|| shared.lists.insert(snap.clone(), now));
+            meta["continue"] = json!(Cursor { id, offset: next }.token());
+            if filter.is_trivial() {
+                meta["remainingItemCount"] = json!(snap.items.len() - next);
+            }
+        }
+        (false, Some(id)) => shared.lists.remove(id),
+        (false, None) => {}
+    }
+    let mut out: Vec<Value> = page
         .into_iter()
-        .map(|o| convert::from_storage(req.def, &req.version, o))
+        .map(|o| convert::from_storage(req.def, &req.version, (**o).clone()))
         .collect();
-    if after.is_none() {
+    if start == 0 {
         for mut bad in shared.faults.malformed_for(req.def) {
             convert::set_type_meta(req.def, &req.version, &mut bad);
             out.push(bad);
         }
-    }
-    let mut meta = json!({"resourceVersion": snap.resource_version.to_string()});
-    if !cont.is_empty() {
-        meta["continue"] = json!(cont);
-        meta["remainingItemCount"] = json!(remaining);
     }
     Ok((
         StatusCode::OK,
