@@ -9,8 +9,10 @@
 //!   the same resourceVersion forever (reliability.md §1) and, when the retry finally
 //!   succeeds, says nothing, so the status could never leave "error". A fresh watcher
 //!   relists, which makes the recovery visible (resyncing → synced) and consistent;
-//! * a silent watch is ended by kube's idle timeout (`timeoutSeconds` + 5 s) and
-//!   resumed; a list that stalls (no page for `list_stall`) restarts the watcher.
+//! * a silent watch (the server neither sends nor closes past `timeoutSeconds`) hits
+//!   the client's read timeout (`timeoutSeconds` + 3 s, before kube's own silent
+//!   reconnect at + 5 s): reported, and the watcher restarts; a list that stalls (no
+//!   page for `list_stall`) restarts the watcher.
 
 use std::time::Duration;
 
@@ -210,6 +212,13 @@ fn classify(kind: ResourceKind, err: &watcher::Error) -> (WatchMsg, bool) {
             }),
             false,
         ),
+        watcher::Error::WatchFailed(e) if timed_out(e) => (
+            WatchMsg::Failed(
+                "watch went silent (no event, bookmark or close past its timeout); reconnecting"
+                    .into(),
+            ),
+            true,
+        ),
         watcher::Error::WatchFailed(e) => (
             WatchMsg::Failed(format!("watch stream broke: {}; reconnecting", short(e))),
             true,
@@ -248,6 +257,21 @@ pub fn not_served_text(kind: ResourceKind) -> String {
     } else {
         format!("{} is not served by this cluster", kind.qualified())
     }
+}
+
+/// Whether an error comes from the client's read timeout (a silent connection).
+fn timed_out(e: &kube::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    e.to_string().contains("timed out")
 }
 
 /// An API error's message without kube's debug dump.

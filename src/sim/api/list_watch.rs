@@ -183,6 +183,22 @@ fn truthy(params: &Params, k: &str) -> bool {
     params.get(k).is_some_and(|v| v == "true" || v == "1")
 }
 
+/// A watch that is accepted and then never sends a byte (fault injection): the
+/// stream stays open until the client hangs up or the server stops.
+pub(crate) fn hung_watch(shared: &Shared) -> Response {
+    let stop = shared.shutdown.clone();
+    let body = Body::from_stream(futures::stream::once(async move {
+        stop.cancelled_owned().await;
+        Ok::<_, Infallible>(Bytes::new())
+    }));
+    let mut resp = (StatusCode::OK, body).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
 /// `GET …?watch=true`: a chunked stream of JSON watch events.
 pub(crate) fn watch(
     shared: Arc<Shared>,
