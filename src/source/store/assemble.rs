@@ -40,22 +40,22 @@ pub struct Assembled {
     pub took: Duration,
 }
 
-/// Applies a resource's changes to one of the state's maps.
+/// Applies a resource's changes to one of the state's maps, moving the objects.
 fn fold<K: Ord, V>(
     map: &mut BTreeMap<K, V>,
-    kc: &KindChanges,
-    key: impl Fn(&ObjKey) -> K,
-    take: impl Fn(&Item) -> Option<V>,
+    kc: KindChanges,
+    key: impl Fn(ObjKey) -> K,
+    take: impl Fn(Item) -> Option<V>,
 ) {
-    if let Some(objects) = &kc.replace {
+    if let Some(objects) = kc.replace {
         // Sorted input: the bulk build is linear.
         *map = objects
-            .iter()
+            .into_iter()
             .filter_map(|(k, i)| take(i).map(|v| (key(k), v)))
             .collect();
     }
-    for (k, update) in &kc.updates {
-        match update.as_ref().and_then(&take) {
+    for (k, update) in kc.updates {
+        match update.and_then(&take) {
             Some(v) => {
                 map.insert(key(k), v);
             }
@@ -66,12 +66,12 @@ fn fold<K: Ord, V>(
     }
 }
 
-fn name(k: &ObjKey) -> String {
-    k.1.clone()
+fn name(k: ObjKey) -> String {
+    k.1
 }
 
-fn both(k: &ObjKey) -> ObjKey {
-    k.clone()
+fn both(k: ObjKey) -> ObjKey {
+    k
 }
 
 /// The state with every map copied except those `skip` says will be rebuilt.
@@ -117,53 +117,53 @@ fn copy_of(base: &ClusterState, changes: &Changes) -> ClusterState {
 impl Assembler {
     /// The next state: the previous one with `changes` applied; `warnings` are the
     /// store's lines (parser warning categories, skipped objects).
-    pub fn assemble(&mut self, changes: &Changes, warnings: Vec<String>) -> Assembled {
+    pub fn assemble(&mut self, changes: Changes, warnings: Vec<String>) -> Assembled {
         let started = Instant::now();
-        let mut st = copy_of(&self.base, changes);
+        let mut st = copy_of(&self.base, &changes);
         let mut nodes_changed = false;
         let mut jobs_changed = false;
         let mut pods_rescan = false;
-        let mut changed_pods: Vec<&ObjKey> = Vec::new();
-        for (&kind, kc) in &changes.kinds {
+        let mut changed_pods: Vec<ObjKey> = Vec::new();
+        for (kind, kc) in changes.kinds {
             match kind {
                 ResourceKind::ResourceFlavor => {
                     fold(&mut st.resource_flavors, kc, name, |i| match i {
-                        Item::ResourceFlavor(x) => Some(x.as_ref().clone()),
+                        Item::ResourceFlavor(x) => Some(*x),
                         _ => None,
                     })
                 }
                 ResourceKind::ClusterQueue => fold(&mut st.cluster_queues, kc, name, |i| match i {
-                    Item::ClusterQueue(x) => Some(x.as_ref().clone()),
+                    Item::ClusterQueue(x) => Some(*x),
                     _ => None,
                 }),
                 ResourceKind::LocalQueue => fold(&mut st.local_queues, kc, both, |i| match i {
-                    Item::LocalQueue(x) => Some(x.as_ref().clone()),
+                    Item::LocalQueue(x) => Some(*x),
                     _ => None,
                 }),
                 ResourceKind::Cohort => fold(&mut st.cohorts, kc, name, |i| match i {
-                    Item::Cohort(x) => Some(x.as_ref().clone()),
+                    Item::Cohort(x) => Some(*x),
                     _ => None,
                 }),
                 ResourceKind::WorkloadPriorityClass => {
                     fold(&mut st.workload_priority_classes, kc, name, |i| match i {
-                        Item::WorkloadPriorityClass(x) => Some(x.clone()),
+                        Item::WorkloadPriorityClass(x) => Some(x),
                         _ => None,
                     })
                 }
                 ResourceKind::PriorityClass => {
                     fold(&mut st.priority_classes, kc, name, |i| match i {
-                        Item::PriorityClass(x) => Some(x.clone()),
+                        Item::PriorityClass(x) => Some(x),
                         _ => None,
                     })
                 }
                 ResourceKind::Namespace => fold(&mut st.namespaces, kc, name, |i| match i {
-                    Item::Namespace(x) => Some(x.clone()),
+                    Item::Namespace(x) => Some(x),
                     _ => None,
                 }),
                 ResourceKind::Node => {
                     nodes_changed = true;
                     fold(&mut st.nodes, kc, name, |i| match i {
-                        Item::Node(x) => Some(x.as_ref().clone()),
+                        Item::Node(x) => Some(*x),
                         _ => None,
                     })
                 }
@@ -174,37 +174,37 @@ impl Assembler {
                     }
                     for k in kc.updates.keys() {
                         self.parked.remove(k);
-                        changed_pods.push(k);
+                        changed_pods.push(k.clone());
                     }
                     fold(&mut st.pods, kc, both, |i| match i {
-                        Item::Pod(x) => Some(x.as_ref().clone()),
+                        Item::Pod(x) => Some(*x),
                         _ => None,
                     })
                 }
                 ResourceKind::Workload => {
-                    self.note_priorities(kc);
+                    self.note_priorities(&kc);
                     fold(&mut st.workloads, kc, both, |i| match i {
-                        Item::Workload { workload, .. } => Some(workload.as_ref().clone()),
+                        Item::Workload { workload, .. } => Some(*workload),
                         _ => None,
                     })
                 }
                 ResourceKind::Job | ResourceKind::PyTorchJob => {
                     jobs_changed = true;
-                    if let Some(objects) = &kc.replace {
+                    if let Some(objects) = kc.replace {
                         self.jobs.retain(|(k, _), _| *k != kind);
                         for (key, i) in objects {
                             if let Item::Job(j) = i {
-                                self.jobs.insert((kind, key.clone()), j.as_ref().clone());
+                                self.jobs.insert((kind, key), *j);
                             }
                         }
                     }
-                    for (key, update) in &kc.updates {
+                    for (key, update) in kc.updates {
                         match update {
                             Some(Item::Job(j)) => {
-                                self.jobs.insert((kind, key.clone()), j.as_ref().clone());
+                                self.jobs.insert((kind, key), *j);
                             }
                             _ => {
-                                self.jobs.remove(&(kind, key.clone()));
+                                self.jobs.remove(&(kind, key));
                             }
                         }
                     }
@@ -314,12 +314,12 @@ impl Assembler {
     }
 
     /// Parks the changed pods that sit on nodes without GPUs.
-    fn park(&mut self, st: &mut ClusterState, changed: Vec<&ObjKey>) {
+    fn park(&mut self, st: &mut ClusterState, changed: Vec<ObjKey>) {
         for k in changed {
-            if st.pods.get(k).is_some_and(|p| !keep_pod(st, p))
-                && let Some(p) = st.pods.remove(k)
+            if st.pods.get(&k).is_some_and(|p| !keep_pod(st, p))
+                && let Some(p) = st.pods.remove(&k)
             {
-                self.parked.insert(k.clone(), p);
+                self.parked.insert(k, p);
             }
         }
     }

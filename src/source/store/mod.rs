@@ -54,9 +54,8 @@ struct Relist {
     skipped: BTreeMap<String, String>,
 }
 
-/// A batch handed to the assembler, with the status it is published with.
+/// The status a batch handed to the assembler is published with.
 struct Frozen {
-    changes: Arc<Changes>,
     sync: Vec<ResourceSync>,
     skipped: Vec<Skipped>,
     warnings: Vec<String>,
@@ -74,8 +73,11 @@ pub struct Store {
     workload_uids: HashMap<String, ObjKey>,
     /// Changes since the batch being assembled (or the last state).
     pending: Changes,
-    /// The batch being assembled, still read for lookups until its state is out.
-    inflight: Option<Arc<Changes>>,
+    /// A batch is being assembled: its objects have moved to the assembler.
+    assembling: bool,
+    /// Evictions seen meanwhile, recorded once the batch's state is out (their
+    /// preemptor may be in that batch).
+    deferred: Vec<Workload>,
     /// The last assembled state.
     base: Arc<ClusterState>,
     /// Owned by the store between assemblies; lent to the blocking thread meanwhile.
@@ -131,7 +133,8 @@ impl Store {
             history,
             workload_uids: HashMap::new(),
             pending: Changes::default(),
-            inflight: None,
+            assembling: false,
+            deferred: Vec::new(),
             base: Arc::new(ClusterState::default()),
             assembler: Some(Assembler::default()),
         }
@@ -229,8 +232,8 @@ impl Store {
         self.stats.apply_us += started.elapsed().as_micros() as u64;
     }
 
-    /// The current version of an object: the pending changes, then the batch being
-    /// assembled, then the last state.
+    /// The current version of an object: the pending changes, then the last state
+    /// (callers wait while a batch is being assembled).
     fn lookup<'a, T>(
         &'a self,
         kind: ResourceKind,
@@ -238,14 +241,11 @@ impl Store {
         pick: impl Fn(&'a Item) -> Option<&'a T>,
         in_state: impl FnOnce(&'a ClusterState) -> Option<&'a T>,
     ) -> Option<&'a T> {
-        for batch in std::iter::once(&self.pending).chain(self.inflight.as_deref()) {
-            match batch.get(kind, key) {
-                Known::Is(item) => return pick(item),
-                Known::Gone => return None,
-                Known::Unknown => {}
-            }
+        match self.pending.get(kind, key) {
+            Known::Is(item) => pick(item),
+            Known::Gone => None,
+            Known::Unknown => in_state(&self.base),
         }
-        in_state(&self.base)
     }
 
     fn workload(&self, key: &ObjKey) -> Option<&Workload> {
@@ -281,6 +281,10 @@ impl Store {
         if !wl.is_evicted() {
             return;
         }
+        if self.assembling {
+            self.deferred.push(wl.clone());
+            return;
+        }
         let rec: Option<EvictionRecord> = history::eviction_of(
             wl,
             |uid| self.workload_uids.get(uid).and_then(|k| self.workload(k)),
@@ -294,7 +298,7 @@ impl Store {
     }
 
     /// Takes the pending changes and the status to publish them with.
-    fn freeze(&mut self) -> Frozen {
+    fn freeze(&mut self) -> (Changes, Frozen) {
         let mut warning_counts: BTreeMap<String, usize> = BTreeMap::new();
         for ks in self.kinds.values() {
             for lines in ks.warnings.values() {
@@ -324,20 +328,22 @@ impl Store {
             ));
         }
         self.update_kueue_status();
-        let changes = Arc::new(std::mem::take(&mut self.pending));
-        self.inflight = Some(changes.clone());
-        Frozen {
-            changes,
+        self.assembling = true;
+        let frozen = Frozen {
             sync: self.kinds.values().map(|k| k.sync.clone()).collect(),
             skipped,
             warnings,
-        }
+        };
+        (std::mem::take(&mut self.pending), frozen)
     }
 
     /// Publishes an assembled batch.
     fn publish(&mut self, frozen: Frozen, done: Assembled, now: Timestamp) -> Snapshot {
-        self.inflight = None;
+        self.assembling = false;
         self.base = done.state.clone();
+        for wl in std::mem::take(&mut self.deferred) {
+            self.record_eviction(&wl);
+        }
         let mut sync = frozen.sync;
         for s in &mut sync {
             let kind = self
@@ -490,11 +496,10 @@ pub async fn run(
             && Instant::now() >= last_publish + interval
             && let Some(mut assembler) = store.assembler.take()
         {
-            let frozen = store.freeze();
-            let changes = frozen.changes.clone();
+            let (changes, frozen) = store.freeze();
             let warnings = frozen.warnings.clone();
             let job = tokio::task::spawn_blocking(move || {
-                let done = assembler.assemble(&changes, warnings);
+                let done = assembler.assemble(changes, warnings);
                 (assembler, done)
             });
             assembling = Some((job, frozen));
