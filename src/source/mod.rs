@@ -222,8 +222,9 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
         .collect();
     let cancel = CancellationToken::new();
     // Bounded: a slow store pushes back on the watch tasks (and so on the server)
-    // instead of buffering parsed objects without limit.
-    let (etx, erx) = mpsc::channel(1024);
+    // instead of buffering parsed objects without limit. Messages come in batches of
+    // up to 256.
+    let (etx, erx) = mpsc::channel(32);
     let store = store::Store::new(
         &kinds,
         kueue,

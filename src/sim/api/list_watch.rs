@@ -168,10 +168,16 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
     ))
 }
 
+/// One watch line, `type` first as the real server writes it (a `json!` map would sort
+/// `object` first, which makes clients decoding the adjacently tagged event buffer the
+/// whole object before reading it), serialized without copying the object.
 fn line(event_type: &str, object: &Value) -> Bytes {
-    let mut v =
-        serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
-    v.push(b'\n');
+    let mut v = Vec::with_capacity(1024);
+    v.extend_from_slice(b"{\"type\":");
+    let _ = serde_json::to_writer(&mut v, event_type);
+    v.extend_from_slice(b",\"object\":");
+    let _ = serde_json::to_writer(&mut v, object);
+    v.extend_from_slice(b"}\n");
     Bytes::from(v)
 }
 

@@ -442,7 +442,7 @@ type Job = tokio::task::JoinHandle<(Assembler, Assembled)>;
 /// fires or every watch task has gone.
 pub async fn run(
     mut store: Store,
-    mut rx: mpsc::Receiver<SourceEvent>,
+    mut rx: mpsc::Receiver<Vec<SourceEvent>>,
     tx: watch::Sender<Arc<Snapshot>>,
     opts: PublishOptions,
     cancel: CancellationToken,
@@ -460,12 +460,18 @@ pub async fn run(
         tokio::select! {
             _ = cancel.cancelled() => return,
             msg = rx.recv(), if open => match msg {
-                Some(ev) => {
-                    store.apply(ev, Timestamp::now());
+                Some(batch) => {
+                    let now = Timestamp::now();
+                    for ev in batch {
+                        store.apply(ev, now);
+                    }
                     dirty = true;
                     // Drain what is already queued before considering a publish.
-                    while let Ok(ev) = rx.try_recv() {
-                        store.apply(ev, Timestamp::now());
+                    while let Ok(batch) = rx.try_recv() {
+                        let now = Timestamp::now();
+                        for ev in batch {
+                            store.apply(ev, now);
+                        }
                         if idle && Instant::now() >= due {
                             break;
                         }
