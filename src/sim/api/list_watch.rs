@@ -21,6 +21,9 @@ use crate::sim::store::{EventType, StoreError, StoreEvent, object_namespace, par
 
 type ApiResult = Result<(StatusCode, Value), ApiError>;
 
+/// Bytes of watch events written at once when a backlog is sent.
+const CHUNK: usize = 64 * 1024;
+
 /// Upper bound for any watch duration.
 const MAX_WATCH: Duration = Duration::from_secs(24 * 3600);
 
@@ -317,9 +320,9 @@ impl WatchTask {
         self.tx.send(line("BOOKMARK", &obj)).await.is_ok()
     }
 
-    /// Sends one store event, translating selector transitions into
+    /// Appends one store event to `buf`, translating selector transitions into
     /// ADDED/DELETED as the real server does.
-    async fn deliver(&self, ev: &StoreEvent) -> bool {
+    fn encode(&self, ev: &StoreEvent, buf: &mut Vec<u8>) {
         let now = self.filter.matches(&ev.object);
         let before = ev.old.as_deref().is_some_and(|o| self.filter.matches(o));
         let t = match ev.event_type {
@@ -328,9 +331,29 @@ impl WatchTask {
             EventType::Modified if now && before => "MODIFIED",
             EventType::Modified if now => "ADDED",
             EventType::Modified if before => "DELETED",
-            _ => return true,
+            _ => return,
         };
-        self.send(t, (*ev.object).clone()).await
+        let obj = convert::from_storage(self.req.def, &self.req.version, (*ev.object).clone());
+        buf.extend_from_slice(&line(t, &obj));
+    }
+
+    /// Sends a backlog of events in chunks of up to [`CHUNK`] bytes, not one write
+    /// per event: the real server also flushes only when its queue is empty.
+    async fn deliver_all(&self, evs: &[StoreEvent]) -> bool {
+        let mut buf = Vec::new();
+        for ev in evs {
+            self.encode(ev, &mut buf);
+            if buf.len() >= CHUNK
+                && self
+                    .tx
+                    .send(Bytes::from(std::mem::take(&mut buf)))
+                    .await
+                    .is_err()
+            {
+                return false;
+            }
+        }
+        buf.is_empty() || self.tx.send(Bytes::from(buf)).await.is_ok()
     }
 
     async fn run(
@@ -375,9 +398,7 @@ impl WatchTask {
                     // resourceVersion never skips an undelivered event.
                     match sub.try_next() {
                         Ok(evs) => {
-                            for ev in &evs {
-                                if !self.deliver(ev).await { return; }
-                            }
+                            if !self.deliver_all(&evs).await { return; }
                         }
                         Err(e) => {
                             let _ = self.tx.send(line("ERROR", &expired_status(&e))).await;
@@ -388,9 +409,7 @@ impl WatchTask {
                 }
                 res = sub.next() => match res {
                     Ok(evs) => {
-                        for ev in &evs {
-                            if !self.deliver(ev).await { return; }
-                        }
+                        if !self.deliver_all(&evs).await { return; }
                     }
                     Err(e) => {
                         let _ = self.tx.send(line("ERROR", &expired_status(&e))).await;
