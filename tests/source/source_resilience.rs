@@ -354,3 +354,51 @@ async fn silent_watch_is_detected_reported_and_recovered() {
         "the hang rule fired"
     );
 }
+
+/// A paged list whose continue token expires between pages (410 on the next page) is
+/// restarted from scratch instead of retrying the dead token forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_continue_token_restarts_the_list() {
+    let env = env().await;
+    let faults = env.server.faults();
+    // Page 1 of the Workload list goes through; page 2 waits long enough for the test
+    // to expire every continue token meanwhile.
+    faults.add_rule(FaultRule {
+        resource: "workloads".into(),
+        verbs: vec!["list".into()],
+        times: Some(1),
+        ..FaultRule::default()
+    });
+    faults.add_rule(FaultRule {
+        resource: "workloads".into(),
+        verbs: vec!["list".into()],
+        delay_ms: Some(5_000),
+        times: Some(1),
+        ..FaultRule::default()
+    });
+    let opts = SourceOptions {
+        page_size: 1,
+        ..SourceOptions::default()
+    };
+    let h = env.source(opts).await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while env.server.stats().count("list", "workloads.kueue.x-k8s.io") < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "page 2 never requested"
+        );
+        tokio::task::yield_now().await;
+    }
+    env.server.expire_list_tokens();
+    let s = wait(&h, "the list restarted and synced", |s| {
+        s.sync.iter().any(|r| {
+            r.resource == "workloads.kueue.x-k8s.io"
+                && r.state == SyncState::Synced
+                && r.last_error
+                    .as_deref()
+                    .is_some_and(|m| m.contains("list expired"))
+        })
+    })
+    .await;
+    assert!(has_workload(&s, "team", "running") && has_workload(&s, "team", "waiting"));
+}
