@@ -100,7 +100,7 @@ fn run_static(args: &ConsoleArgs, opts: RunOptions) -> Result<i32> {
         },
     );
     let mut snap = Snapshot::empty(args.cluster.namespace.clone());
-    snap.state = state;
+    snap.state = std::sync::Arc::new(state);
     snap.taken_at = now;
     let live_plan = LivePlan {
         generation: 0,

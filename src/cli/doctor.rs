@@ -92,6 +92,6 @@ fn live_state(
             "v1beta2" => Some(KueueApiVersion::V1beta2),
             _ => None,
         };
-        Ok(Ok((snap.state.clone(), served)))
+        Ok(Ok(((*snap.state).clone(), served)))
     })
 }

@@ -99,7 +99,8 @@ pub fn console_data_with(
     generation: u64,
     extras: &FeedExtras,
 ) -> ConsoleData {
-    let state: Arc<ClusterState> = Arc::new(snap.state.clone());
+    // Shared with the snapshot: no copy of the model per published snapshot.
+    let state: Arc<ClusterState> = snap.state.clone();
     let report = doctor::run(&state, &DoctorOptions::at(snap.taken_at.as_millisecond()));
     let plan_view = plan.map(|p| {
         let mut view = plan_view(&p.plan, &state);

@@ -92,9 +92,14 @@ impl Default for SourceOptions {
 }
 
 impl SourceOptions {
-    /// The client read timeout that goes with these options (longer than a watch).
+    /// The client read timeout that goes with these options: how long a connection
+    /// may stay silent. A healthy watch is closed by the server at `timeoutSeconds`;
+    /// one still silent 3 s later is hung. This fires before kube's own idle timeout
+    /// (`timeoutSeconds` + 5 s), which would reconnect without telling anyone, so the
+    /// hang reaches the watch task as an error: the status shows it and the watcher
+    /// restarts (relists).
     pub fn read_timeout(&self) -> Duration {
-        Duration::from_secs(u64::from(self.watch_timeout_secs) + 30)
+        Duration::from_secs(u64::from(self.watch_timeout_secs) + 3)
     }
 }
 
@@ -217,8 +222,9 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
         .collect();
     let cancel = CancellationToken::new();
     // Bounded: a slow store pushes back on the watch tasks (and so on the server)
-    // instead of buffering parsed objects without limit.
-    let (etx, erx) = mpsc::channel(1024);
+    // instead of buffering parsed objects without limit. Messages come in batches of
+    // up to 256.
+    let (etx, erx) = mpsc::channel(32);
     let store = store::Store::new(
         &kinds,
         kueue,

@@ -143,11 +143,15 @@ fn trim(kind: ResourceKind, body: &mut Value) {
     {
         ann.remove("kubectl.kubernetes.io/last-applied-configuration");
     }
-    if kind == ResourceKind::Pod
-        && let Some(status) = body.get_mut("status").and_then(Value::as_object_mut)
-    {
-        // Container statuses and conditions dwarf the phase, the only field read.
-        status.retain(|k, _| k == "phase");
+    if kind == ResourceKind::Pod {
+        if let Some(status) = body.get_mut("status").and_then(Value::as_object_mut) {
+            // Container statuses and conditions dwarf the phase, the only field read.
+            status.retain(|k, _| k == "phase");
+        }
+        // Nothing reads pod annotations; there are 100,000s of pods.
+        if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("annotations");
+        }
     }
 }
 

@@ -149,6 +149,7 @@ impl fmt::Display for ResourceKind {
 /// problem later, naming the object.
 #[derive(Clone, Debug, Default)]
 pub struct RawObject {
+    /// Name, namespace, uid and resourceVersion only (see [`key_meta`]).
     pub metadata: ObjectMeta,
     /// The whole object, minus `metadata.managedFields` (dropped at decode time: it is
     /// often the largest part of an object and nothing here reads it).
@@ -161,16 +162,16 @@ impl<'de> Deserialize<'de> for RawObject {
         if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
         }
-        let metadata = body
-            .get("metadata")
-            .and_then(|m| ObjectMeta::deserialize(m).ok())
-            .unwrap_or_else(|| salvage_meta(&body));
+        // Only what kube's watcher (resourceVersion) and the store (the key) read:
+        // decoding the whole ObjectMeta copied every label and owner per event.
+        let metadata = key_meta(&body);
         Ok(RawObject { metadata, body })
     }
 }
 
-/// Metadata from an object whose `metadata` does not decode as `ObjectMeta`.
-fn salvage_meta(body: &Value) -> ObjectMeta {
+/// Name, namespace, uid and resourceVersion of an object (also when its `metadata`
+/// is malformed).
+fn key_meta(body: &Value) -> ObjectMeta {
     let get = |field: &str| {
         body.get("metadata")
             .and_then(|m| m.get(field))

@@ -1,6 +1,7 @@
 //! The immutable snapshot the store publishes: the compact model plus sync status.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -51,7 +52,8 @@ pub struct Snapshot {
     pub generation: u64,
     pub taken_at: Timestamp,
     /// The compact model: what the engine and doctor read. Not filtered by namespace.
-    pub state: ClusterState,
+    /// Shared: publishing a snapshot or handing its state on copies no object.
+    pub state: Arc<ClusterState>,
     /// Per-resource sync status, in display order.
     pub sync: Vec<ResourceSync>,
     pub kueue: KueueStatus,
@@ -71,7 +73,7 @@ impl Snapshot {
         Snapshot {
             generation: 0,
             taken_at: Timestamp::UNIX_EPOCH,
-            state: ClusterState::default(),
+            state: Arc::new(ClusterState::default()),
             sync: Vec::new(),
             kueue: KueueStatus::Unknown,
             skipped: Vec::new(),

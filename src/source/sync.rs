@@ -83,6 +83,9 @@ pub struct ResourceSync {
     pub last_event: Option<Timestamp>,
     /// How many times the watch had to start over (relists after the first).
     pub relists: u64,
+    /// The last failure's message, kept after recovery ("recovered from …").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 impl ResourceSync {
@@ -95,12 +98,16 @@ impl ResourceSync {
             objects: 0,
             last_event: None,
             relists: 0,
+            last_error: None,
         }
     }
 
     /// The next state after `event` at `now`.
     pub fn on(&mut self, event: SyncEvent, now: Timestamp) {
         self.last_event = Some(now);
+        if let SyncEvent::Failed(m) = &event {
+            self.last_error = Some(m.clone());
+        }
         self.state = match (event, &self.state) {
             (SyncEvent::ListStarted, _) if self.ever_synced => {
                 self.relists += 1;
@@ -199,5 +206,6 @@ mod tests {
         s.on(SyncEvent::ListStarted, t1);
         assert!(matches!(s.state, SyncState::Resyncing { .. }));
         assert_eq!(s.relists, 1);
+        assert_eq!(s.last_error.as_deref(), Some("b"));
     }
 }

@@ -9,12 +9,14 @@
 //!   the same resourceVersion forever (reliability.md §1) and, when the retry finally
 //!   succeeds, says nothing, so the status could never leave "error". A fresh watcher
 //!   relists, which makes the recovery visible (resyncing → synced) and consistent;
-//! * a silent watch is ended by kube's idle timeout (`timeoutSeconds` + 5 s) and
-//!   resumed; a list that stalls (no page for `list_stall`) restarts the watcher.
+//! * a silent watch (the server neither sends nor closes past `timeoutSeconds`) hits
+//!   the client's read timeout (`timeoutSeconds` + 3 s, before kube's own silent
+//!   reconnect at + 5 s): reported, and the watcher restarts; a list that stalls (no
+//!   page for `list_stall`) restarts the watcher.
 
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use kube::Api;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher as watcher_fn};
@@ -76,7 +78,7 @@ enum End {
 }
 
 /// Runs the watch of `spec.kind` until `cancel` fires or the store goes away.
-pub async fn run(spec: WatchSpec, tx: mpsc::Sender<SourceEvent>, cancel: CancellationToken) {
+pub async fn run(spec: WatchSpec, tx: mpsc::Sender<Vec<SourceEvent>>, cancel: CancellationToken) {
     let mut attempt = 0u32;
     loop {
         match run_once(&spec, &tx, &cancel, &mut attempt).await {
@@ -94,19 +96,69 @@ pub async fn run(spec: WatchSpec, tx: mpsc::Sender<SourceEvent>, cancel: Cancell
     }
 }
 
+/// At most this many messages go to the store in one channel send.
+const MAX_BATCH: usize = 256;
+
+/// What one item of kube's stream means for the task.
+struct Step {
+    msg: Option<WatchMsg>,
+    restart: bool,
+}
+
+type Item = Option<Result<Event<RawObject>, watcher::Error>>;
+
+/// Turns one item of kube's watcher stream into a message for the store.
+fn step(spec: &WatchSpec, item: Item, listing: &mut bool, attempt: &mut u32) -> Step {
+    let msg = match item {
+        // The default backoff never ends the stream; treat an end as a restart.
+        None => {
+            return Step {
+                msg: None,
+                restart: true,
+            };
+        }
+        Some(Ok(event)) => match event {
+            Event::Init => {
+                *listing = true;
+                WatchMsg::ListStarted
+            }
+            Event::InitApply(o) => match objects::parse(spec.kind, &spec.api_version, o) {
+                Ok(p) => WatchMsg::InitApply(p),
+                Err(s) => WatchMsg::Skipped(s),
+            },
+            Event::InitDone => {
+                *listing = false;
+                *attempt = 0;
+                WatchMsg::ListDone
+            }
+            Event::Apply(o) => match objects::parse(spec.kind, &spec.api_version, o) {
+                Ok(p) => WatchMsg::Apply(p),
+                Err(s) => WatchMsg::Skipped(s),
+            },
+            Event::Delete(o) => WatchMsg::Delete(objects::key_of(&o)),
+        },
+        Some(Err(err)) => {
+            let (msg, restart) = classify(spec.kind, &err);
+            return Step {
+                msg: Some(msg),
+                restart,
+            };
+        }
+    };
+    Step {
+        msg: Some(msg),
+        restart: false,
+    }
+}
+
 async fn run_once(
     spec: &WatchSpec,
-    tx: &mpsc::Sender<SourceEvent>,
+    tx: &mpsc::Sender<Vec<SourceEvent>>,
     cancel: &CancellationToken,
     attempt: &mut u32,
 ) -> End {
     let stream = watcher_fn(spec.api.clone(), spec.config.clone()).default_backoff();
     futures::pin_mut!(stream);
-    let send = |msg: WatchMsg| {
-        let tx = tx.clone();
-        let kind = spec.kind;
-        async move { tx.send(SourceEvent { kind, msg }).await.is_ok() }
-    };
     let mut listing = false;
     loop {
         let next = async {
@@ -120,52 +172,45 @@ async fn run_once(
             _ = cancel.cancelled() => return End::Cancelled,
             item = next => item,
         };
-        let msg = match item {
+        let mut batch = Vec::new();
+        let mut restart;
+        match item {
             Err(_) => {
                 let m = format!(
                     "list stalled: nothing received for {}s; restarting",
                     spec.list_stall.as_secs()
                 );
-                if !send(WatchMsg::Failed(m)).await {
-                    return End::Cancelled;
-                }
-                return End::Restart;
+                batch.push(WatchMsg::Failed(m));
+                restart = true;
             }
-            // The default backoff never ends the stream; treat an end as a restart.
-            Ok(None) => return End::Restart,
-            Ok(Some(Ok(event))) => match event {
-                Event::Init => {
-                    listing = true;
-                    WatchMsg::ListStarted
-                }
-                Event::InitApply(o) => match objects::parse(spec.kind, &spec.api_version, o) {
-                    Ok(p) => WatchMsg::InitApply(p),
-                    Err(s) => WatchMsg::Skipped(s),
-                },
-                Event::InitDone => {
-                    listing = false;
-                    *attempt = 0;
-                    WatchMsg::ListDone
-                }
-                Event::Apply(o) => match objects::parse(spec.kind, &spec.api_version, o) {
-                    Ok(p) => WatchMsg::Apply(p),
-                    Err(s) => WatchMsg::Skipped(s),
-                },
-                Event::Delete(o) => WatchMsg::Delete(objects::key_of(&o)),
-            },
-            Ok(Some(Err(err))) => {
-                let (msg, restart) = classify(spec.kind, &err);
-                if !send(msg).await {
-                    return End::Cancelled;
-                }
-                if restart {
-                    return End::Restart;
-                }
-                continue;
+            Ok(item) => {
+                let s = step(spec, item, &mut listing, attempt);
+                batch.extend(s.msg);
+                restart = s.restart;
             }
-        };
-        if !send(msg).await {
-            return End::Cancelled;
+        }
+        // Take what kube already has ready, so a burst costs one channel send (and one
+        // wake-up of the store task) per batch instead of per event.
+        while !restart && batch.len() < MAX_BATCH {
+            let Some(item) = stream.next().now_or_never() else {
+                break;
+            };
+            let s = step(spec, item, &mut listing, attempt);
+            batch.extend(s.msg);
+            restart = s.restart;
+        }
+        if !batch.is_empty() {
+            let kind = spec.kind;
+            let batch = batch
+                .into_iter()
+                .map(|msg| SourceEvent { kind, msg })
+                .collect();
+            if tx.send(batch).await.is_err() {
+                return End::Cancelled;
+            }
+        }
+        if restart {
+            return End::Restart;
         }
     }
 }
@@ -181,6 +226,11 @@ fn classify(kind: ResourceKind, err: &watcher::Error) -> (WatchMsg, bool) {
         watcher::Error::InitialListFailed(e) => match api_code(e) {
             Some(403) => (WatchMsg::Forbidden(forbidden_text(kind, "list", e)), false),
             Some(404) => (WatchMsg::NotServed(not_served_text(kind)), false),
+            // An expired continue token: kube would retry the same token forever.
+            Some(410) => (
+                WatchMsg::Failed("list expired (HTTP 410); relisting".into()),
+                true,
+            ),
             _ => (
                 WatchMsg::Failed(format!("list failed: {}", short(e))),
                 false,
@@ -204,6 +254,13 @@ fn classify(kind: ResourceKind, err: &watcher::Error) -> (WatchMsg, bool) {
                 error: format!("undecodable: {e}"),
             }),
             false,
+        ),
+        watcher::Error::WatchFailed(e) if timed_out(e) => (
+            WatchMsg::Failed(
+                "watch went silent (no event, bookmark or close past its timeout); reconnecting"
+                    .into(),
+            ),
+            true,
         ),
         watcher::Error::WatchFailed(e) => (
             WatchMsg::Failed(format!("watch stream broke: {}; reconnecting", short(e))),
@@ -243,6 +300,21 @@ pub fn not_served_text(kind: ResourceKind) -> String {
     } else {
         format!("{} is not served by this cluster", kind.qualified())
     }
+}
+
+/// Whether an error comes from the client's read timeout (a silent connection).
+fn timed_out(e: &kube::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    e.to_string().contains("timed out")
 }
 
 /// An API error's message without kube's debug dump.

@@ -81,7 +81,7 @@ impl Env {
             .wait_for(DEADLINE, |s| s.all_settled() && pred(&s.state))
             .await
             .expect("the source never showed the expected state");
-        let state = snap.state.clone();
+        let state = (*snap.state).clone();
         handle.shutdown().await;
         state
     }

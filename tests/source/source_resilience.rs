@@ -293,3 +293,112 @@ async fn http_410_on_watch_start_restarts_and_relists() {
     .await;
     assert!(has_workload(&s, "team", "running"));
 }
+
+/// A watch the server accepts and then never answers (no event, no bookmark, no close
+/// at `timeoutSeconds`) is detected by the client's read timeout, reported in the
+/// status, and recovered by a relist. With a 1 s watch timeout the hang is noticed
+/// within ~4 s; every wait is a condition with a deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_watch_is_detected_reported_and_recovered() {
+    let env = env().await;
+    let opts = SourceOptions {
+        watch_timeout_secs: 1,
+        ..SourceOptions::default()
+    };
+    let h = env.source(opts).await;
+    h.wait_synced(DEADLINE)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    const WL: &str = "workloads.kueue.x-k8s.io";
+    let sync_of = |s: &gangplank::source::Snapshot| {
+        s.sync
+            .iter()
+            .find(|r| r.resource == WL)
+            .cloned()
+            .expect("workloads sync")
+    };
+    assert_eq!(sync_of(&h.latest()).relists, 0);
+    // The next Workload watch (healthy ones end every second) hangs.
+    env.server.faults().add_rule(FaultRule {
+        resource: "workloads".into(),
+        verbs: vec!["watch".into()],
+        hang: true,
+        times: Some(1),
+        ..FaultRule::default()
+    });
+    env.server.close_watches();
+    let s = wait(&h, "the silent watch to be reported and relisted", |s| {
+        let r = sync_of(s);
+        r.relists >= 1
+            && r.last_error
+                .as_deref()
+                .is_some_and(|m| m.contains("went silent"))
+    })
+    .await;
+    assert!(
+        has_workload(&s, "team", "running"),
+        "the view was kept meanwhile"
+    );
+    // Recovered: synced again, and changes flow.
+    create(
+        &env.store,
+        &kueue("workloads"),
+        workload("team", "after-silence", 1, 1),
+    );
+    wait(&h, "a change after recovery", |s| {
+        sync_of(s).state == SyncState::Synced && has_workload(s, "team", "after-silence")
+    })
+    .await;
+    assert!(
+        env.server.faults().get().rules.is_empty(),
+        "the hang rule fired"
+    );
+}
+
+/// A paged list whose continue token expires between pages (410 on the next page) is
+/// restarted from scratch instead of retrying the dead token forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_continue_token_restarts_the_list() {
+    let env = env().await;
+    let faults = env.server.faults();
+    // Page 1 of the Workload list goes through; page 2 waits long enough for the test
+    // to expire every continue token meanwhile.
+    faults.add_rule(FaultRule {
+        resource: "workloads".into(),
+        verbs: vec!["list".into()],
+        times: Some(1),
+        ..FaultRule::default()
+    });
+    faults.add_rule(FaultRule {
+        resource: "workloads".into(),
+        verbs: vec!["list".into()],
+        delay_ms: Some(5_000),
+        times: Some(1),
+        ..FaultRule::default()
+    });
+    let opts = SourceOptions {
+        page_size: 1,
+        ..SourceOptions::default()
+    };
+    let h = env.source(opts).await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while env.server.stats().count("list", "workloads.kueue.x-k8s.io") < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "page 2 never requested"
+        );
+        tokio::task::yield_now().await;
+    }
+    env.server.expire_list_tokens();
+    let s = wait(&h, "the list restarted and synced", |s| {
+        s.sync.iter().any(|r| {
+            r.resource == "workloads.kueue.x-k8s.io"
+                && r.state == SyncState::Synced
+                && r.last_error
+                    .as_deref()
+                    .is_some_and(|m| m.contains("list expired"))
+        })
+    })
+    .await;
+    assert!(has_workload(&s, "team", "running") && has_workload(&s, "team", "waiting"));
+}

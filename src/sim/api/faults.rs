@@ -10,7 +10,8 @@
 //!     {"resource": "nodes", "verbs": ["list", "watch"], "status": 403},
 //!     {"resource": "workloads.kueue.x-k8s.io", "verbs": ["watch"], "status": 410, "inStream": true, "times": 1},
 //!     {"resource": "*", "verbs": ["patch"], "delayMs": 2000},
-//!     {"resource": "pods", "status": 500}
+//!     {"resource": "pods", "status": 500},
+//!     {"resource": "workloads", "verbs": ["watch"], "hang": true, "times": 1}
 //!   ],
 //!   "malformed": [
 //!     {"resource": "workloads", "object": null}
@@ -25,7 +26,9 @@
 //!   error. With `inStream: true` (watch only) the watch is accepted (200) and the
 //!   error is sent as an in-stream `ERROR` event, as the real server does for an
 //!   expired resourceVersion. `times` limits how often the rule fires (then it is
-//!   removed); absent = forever.
+//!   removed); absent = forever. With `hang: true` (watch only) the watch is
+//!   accepted (200, headers sent) and then nothing is ever written, not even at
+//!   `timeoutSeconds`: a silent, hung connection, held until the client gives up.
 //! * `malformed`: lists and watch streams of the resource get one extra object that
 //!   does not match the schema (default: a Workload whose `spec.podSets` is a
 //!   string and `spec.priority` is `"high"`; or the given `object`).
@@ -74,6 +77,9 @@ pub struct FaultRule {
     /// Fire at most this many times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
+    /// For watches: accept, then send nothing (not even the close at timeoutSeconds).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hang: bool,
 }
 
 /// A malformed object to inject.
@@ -102,6 +108,8 @@ pub struct FaultAction {
     pub delay_ms: Option<u64>,
     /// Watch only: error in the stream.
     pub in_stream: bool,
+    /// Watch only: a silent, hung stream.
+    pub hang: bool,
 }
 
 fn matches_resource(pattern: &str, def: &ResourceDef) -> bool {
@@ -152,6 +160,7 @@ impl Faults {
             status: rule.status,
             delay_ms: rule.delay_ms,
             in_stream: rule.in_stream,
+            hang: rule.hang,
         })
     }
 

@@ -13,12 +13,16 @@ use tokio::time::Instant;
 
 use super::Shared;
 use super::errors::ApiError;
+use super::paging::{Cursor, ListSnapshot};
 use super::routes::{Params, ResourceRequest};
 use super::selectors::{FieldSelector, LabelSelector};
 use crate::sim::convert;
 use crate::sim::store::{EventType, StoreError, StoreEvent, object_namespace, parse_rv};
 
 type ApiResult = Result<(StatusCode, Value), ApiError>;
+
+/// Bytes of watch events written at once when a backlog is sent.
+const CHUNK: usize = 64 * 1024;
 
 /// Upper bound for any watch duration.
 const MAX_WATCH: Duration = Duration::from_secs(24 * 3600);
@@ -66,6 +70,11 @@ impl Filter {
         })
     }
 
+    /// No selectors: every object of the namespace matches.
+    fn is_trivial(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
+    }
+
     fn matches(&self, obj: &Value) -> bool {
         self.namespace
             .as_deref()
@@ -75,26 +84,13 @@ impl Filter {
     }
 }
 
-fn continue_token(obj: &Value) -> String {
-    let ns = object_namespace(obj).unwrap_or("");
-    let name = obj
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    hex::encode(format!("{ns}\0{name}"))
-}
-
-fn sort_key(obj: &Value) -> (String, String) {
-    (
-        object_namespace(obj).unwrap_or("").to_string(),
-        obj.pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-    )
-}
-
 /// `GET` on a collection: selectors, `limit`/`continue`, malformed-object faults.
+///
+/// A `limit`ed list is consistent across its pages: the first page snapshots the
+/// collection (see [`super::paging`]) and each `continue` token points into that
+/// snapshot, so every page costs O(page) and all pages carry the first page's
+/// resourceVersion. `remainingItemCount` is set only without selectors, as upstream
+/// (counting matches ahead would rescan the rest on every page).
 pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> ApiResult {
     let filter = Filter::from_params(req, params)?;
     let limit = match params.get("limit").filter(|s| !s.is_empty()) {
@@ -103,47 +99,66 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
             .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
         None => 0,
     };
-    let after = match params.get("continue").filter(|s| !s.is_empty()) {
+    let now = std::time::Instant::now();
+    let key = req.def.key();
+    let (snap, id, start) = match params.get("continue").filter(|s| !s.is_empty()) {
         Some(tok) => {
-            let raw =
-                hex::decode(tok).map_err(|_| ApiError::bad_request("invalid continue token"))?;
-            let s = String::from_utf8(raw)
-                .map_err(|_| ApiError::bad_request("invalid continue token"))?;
-            let (ns, name) = s
-                .split_once('\0')
-                .ok_or_else(|| ApiError::bad_request("invalid continue token"))?;
-            Some((ns.to_string(), name.to_string()))
+            let cursor = Cursor::parse(tok)?;
+            let snap = shared.lists.get(cursor.id, now)?;
+            if snap.resource != key || snap.namespace != req.namespace {
+                return Err(ApiError::bad_request(
+                    "the continue token was issued for another list",
+                ));
+            }
+            (snap, Some(cursor.id), cursor.offset)
         }
-        None => None,
+        None => {
+            let (items, rv) = shared.store.list_shared(&key, req.namespace.as_deref());
+            let snap = Arc::new(ListSnapshot {
+                resource: key,
+                namespace: req.namespace.clone(),
+                resource_version: rv,
+                items,
+            });
+            (snap, None, 0)
+        }
     };
-    let snap = shared.store.list(&req.def.key(), req.namespace.as_deref());
-    let mut items: Vec<Value> = snap
-        .items
-        .into_iter()
-        .filter(|o| filter.matches(o))
-        .filter(|o| after.as_ref().is_none_or(|a| sort_key(o) > *a))
-        .collect();
-    let mut cont = String::new();
-    let mut remaining = None;
-    if limit > 0 && items.len() > limit {
-        remaining = Some(items.len() - limit);
-        items.truncate(limit);
-        cont = items.last().map(continue_token).unwrap_or_default();
+    let mut page: Vec<&Arc<Value>> = Vec::new();
+    let mut next = start;
+    let items = snap.items.get(start..).unwrap_or_default();
+    for obj in items {
+        if limit > 0 && page.len() == limit {
+            break;
+        }
+        next += 1;
+        if filter.matches(obj) {
+            page.push(obj);
+        }
     }
-    let mut out: Vec<Value> = items
+    // More to come only if an unexamined item is left (it may still not match the
+    // selectors: then the next page is empty, which clients accept).
+    let more = next < snap.items.len();
+    let mut meta = json!({"resourceVersion": snap.resource_version.to_string()});
+    match (more, id) {
+        (true, _) => {
+            let id = id.unwrap_or_else(|| shared.lists.insert(snap.clone(), now));
+            meta["continue"] = json!(Cursor { id, offset: next }.token());
+            if filter.is_trivial() {
+                meta["remainingItemCount"] = json!(snap.items.len() - next);
+            }
+        }
+        (false, Some(id)) => shared.lists.remove(id),
+        (false, None) => {}
+    }
+    let mut out: Vec<Value> = page
         .into_iter()
-        .map(|o| convert::from_storage(req.def, &req.version, o))
+        .map(|o| convert::from_storage(req.def, &req.version, (**o).clone()))
         .collect();
-    if after.is_none() {
+    if start == 0 {
         for mut bad in shared.faults.malformed_for(req.def) {
             convert::set_type_meta(req.def, &req.version, &mut bad);
             out.push(bad);
         }
-    }
-    let mut meta = json!({"resourceVersion": snap.resource_version.to_string()});
-    if !cont.is_empty() {
-        meta["continue"] = json!(cont);
-        meta["remainingItemCount"] = json!(remaining);
     }
     Ok((
         StatusCode::OK,
@@ -156,10 +171,16 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
     ))
 }
 
+/// One watch line, `type` first as the real server writes it (a `json!` map would sort
+/// `object` first, which makes clients decoding the adjacently tagged event buffer the
+/// whole object before reading it), serialized without copying the object.
 fn line(event_type: &str, object: &Value) -> Bytes {
-    let mut v =
-        serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
-    v.push(b'\n');
+    let mut v = Vec::with_capacity(1024);
+    v.extend_from_slice(b"{\"type\":");
+    let _ = serde_json::to_writer(&mut v, event_type);
+    v.extend_from_slice(b",\"object\":");
+    let _ = serde_json::to_writer(&mut v, object);
+    v.extend_from_slice(b"}\n");
     Bytes::from(v)
 }
 
@@ -169,6 +190,22 @@ fn expired_status(e: &StoreError) -> Value {
 
 fn truthy(params: &Params, k: &str) -> bool {
     params.get(k).is_some_and(|v| v == "true" || v == "1")
+}
+
+/// A watch that is accepted and then never sends a byte (fault injection): the
+/// stream stays open until the client hangs up or the server stops.
+pub(crate) fn hung_watch(shared: &Shared) -> Response {
+    let stop = shared.shutdown.clone();
+    let body = Body::from_stream(futures::stream::once(async move {
+        stop.cancelled_owned().await;
+        Ok::<_, Infallible>(Bytes::new())
+    }));
+    let mut resp = (StatusCode::OK, body).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
 }
 
 /// `GET …?watch=true`: a chunked stream of JSON watch events.
@@ -283,9 +320,9 @@ impl WatchTask {
         self.tx.send(line("BOOKMARK", &obj)).await.is_ok()
     }
 
-    /// Sends one store event, translating selector transitions into
+    /// Appends one store event to `buf`, translating selector transitions into
     /// ADDED/DELETED as the real server does.
-    async fn deliver(&self, ev: &StoreEvent) -> bool {
+    fn encode(&self, ev: &StoreEvent, buf: &mut Vec<u8>) {
         let now = self.filter.matches(&ev.object);
         let before = ev.old.as_deref().is_some_and(|o| self.filter.matches(o));
         let t = match ev.event_type {
@@ -294,9 +331,29 @@ impl WatchTask {
             EventType::Modified if now && before => "MODIFIED",
             EventType::Modified if now => "ADDED",
             EventType::Modified if before => "DELETED",
-            _ => return true,
+            _ => return,
         };
-        self.send(t, (*ev.object).clone()).await
+        let obj = convert::from_storage(self.req.def, &self.req.version, (*ev.object).clone());
+        buf.extend_from_slice(&line(t, &obj));
+    }
+
+    /// Sends a backlog of events in chunks of up to [`CHUNK`] bytes, not one write
+    /// per event: the real server also flushes only when its queue is empty.
+    async fn deliver_all(&self, evs: &[StoreEvent]) -> bool {
+        let mut buf = Vec::new();
+        for ev in evs {
+            self.encode(ev, &mut buf);
+            if buf.len() >= CHUNK
+                && self
+                    .tx
+                    .send(Bytes::from(std::mem::take(&mut buf)))
+                    .await
+                    .is_err()
+            {
+                return false;
+            }
+        }
+        buf.is_empty() || self.tx.send(Bytes::from(buf)).await.is_ok()
     }
 
     async fn run(
@@ -341,9 +398,7 @@ impl WatchTask {
                     // resourceVersion never skips an undelivered event.
                     match sub.try_next() {
                         Ok(evs) => {
-                            for ev in &evs {
-                                if !self.deliver(ev).await { return; }
-                            }
+                            if !self.deliver_all(&evs).await { return; }
                         }
                         Err(e) => {
                             let _ = self.tx.send(line("ERROR", &expired_status(&e))).await;
@@ -354,9 +409,7 @@ impl WatchTask {
                 }
                 res = sub.next() => match res {
                     Ok(evs) => {
-                        for ev in &evs {
-                            if !self.deliver(ev).await { return; }
-                        }
+                        if !self.deliver_all(&evs).await { return; }
                     }
                     Err(e) => {
                         let _ = self.tx.send(line("ERROR", &expired_status(&e))).await;

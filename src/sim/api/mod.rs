@@ -25,8 +25,9 @@
 //! * Strategic merge patch uses a fixed table of merge keys by field name (see
 //!   [`crate::sim::patch`]); it is refused (415) for CRD kinds, as upstream.
 //! * Field selectors work on any dotted path; list `resourceVersion` /
-//!   `resourceVersionMatch` are ignored (lists are always current) and
-//!   continue tokens are positional, not snapshot-consistent.
+//!   `resourceVersionMatch` are ignored (a list starts at the current state). Paged
+//!   lists are consistent: all pages show the collection at the first page's
+//!   resourceVersion ([`paging`]); a continue token unused for 5 minutes gets 410.
 //! * PUT without `metadata.resourceVersion` is an unconditional update; status
 //!   sent on create is kept (handy for seeding Nodes); validation is limited to
 //!   type meta, names, labels and a few Workload field types (no CRD schema,
@@ -40,6 +41,7 @@ pub mod errors;
 pub mod faults;
 pub mod kubeconfig;
 mod list_watch;
+pub mod paging;
 mod routes;
 pub mod selectors;
 pub mod stats;
@@ -96,6 +98,8 @@ pub(crate) struct Shared {
     /// Bumped to end every open watch stream.
     pub(crate) close_watches: watch::Sender<u64>,
     pub(crate) addr: SocketAddr,
+    /// Snapshots behind the continue tokens of paged lists.
+    pub(crate) lists: paging::ListSnapshots,
 }
 
 /// A running server.
@@ -138,6 +142,11 @@ impl ServerHandle {
         &self.shared.faults
     }
 
+    /// Forgets every paged list in progress: their next page gets 410 `Expired`.
+    pub fn expire_list_tokens(&self) {
+        self.shared.lists.expire_all();
+    }
+
     /// Ends every open watch stream now (clients see a clean end and re-watch).
     pub fn close_watches(&self) {
         self.shared.close_watches.send_modify(|g| *g += 1);
@@ -173,6 +182,7 @@ pub async fn serve(store: ObjectStore, options: ServerOptions) -> std::io::Resul
         shutdown: CancellationToken::new(),
         close_watches,
         addr,
+        lists: paging::ListSnapshots::default(),
     });
     let app = Router::new()
         .fallback(routes::dispatch)

@@ -195,6 +195,9 @@ async fn resource(
         if let Some(ms) = action.delay_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
+        if action.hang && verb == "watch" {
+            return list_watch::hung_watch(&shared);
+        }
         if let Some(code) = action.status {
             let err = fault_error(code, verb, req.def);
             if action.in_stream && verb == "watch" {

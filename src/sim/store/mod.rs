@@ -386,6 +386,28 @@ impl ObjectStore {
         }
     }
 
+    /// All objects of `res` (optionally of one namespace) as shared pointers, sorted by
+    /// namespace then name, and the resourceVersion they are current at. Costs one
+    /// pointer per object: paged lists snapshot collections with it.
+    pub fn list_shared(
+        &self,
+        res: &ResourceKey,
+        namespace: Option<&str>,
+    ) -> (Vec<Arc<Object>>, u64) {
+        let st = self.state();
+        let items = match (st.objects.get(res), namespace) {
+            (None, _) => Vec::new(),
+            (Some(m), None) => m.values().cloned().collect(),
+            // Keys sort by namespace first: one namespace is a contiguous range.
+            (Some(m), Some(ns)) => m
+                .range((ns.to_string(), String::new())..)
+                .take_while(|((n, _), _)| n == ns)
+                .map(|(_, o)| o.clone())
+                .collect(),
+        };
+        (items, st.rv)
+    }
+
     /// Creates an object. `metadata.name` (or `generateName`) is required; the
     /// namespace is taken from `metadata.namespace`. Assigns uid,
     /// creationTimestamp, generation 1 and a new resourceVersion.

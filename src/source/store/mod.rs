@@ -1,13 +1,20 @@
 //! The store: the one task that owns the live view and publishes snapshots.
 //!
-//! Watch tasks send parsed objects; the store applies them and, at most every
-//! `min_interval` (adaptively longer when assembling a snapshot is expensive),
-//! assembles an immutable [`Snapshot`] and publishes it on a `watch` channel. Readers
-//! never lock, and a slow reader simply skips intermediate snapshots.
+//! Watch tasks send parsed objects; the store records them as changes (one map
+//! insert per event) and, at most every `min_interval` (adaptively longer when
+//! assembling is expensive), hands the batch of changes to an assembler on a blocking
+//! thread that folds it into a copy of the previous state. The result is published
+//! as an immutable [`Snapshot`] on a `watch` channel. Readers never lock, a slow
+//! reader simply skips intermediate snapshots, and the store keeps applying events
+//! while a snapshot is assembled. The model objects exist once in the store (in the
+//! last assembled state, shared with the published snapshot) plus the pending batch.
 //!
 //! A (re)list is buffered: objects from `InitApply` go to a side buffer that replaces
 //! the resource's objects only at `InitDone`, so a relist never blanks the view and
 //! objects deleted while disconnected disappear at the swap.
+
+mod assemble;
+mod changes;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -18,21 +25,21 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::history::{self, EvictionRecord, HistoryLog};
-use super::objects::{Item, ObjKey, Parsed, Skipped, is_gpu_resource, label};
+use super::objects::{Item, ObjKey, Skipped, label};
 use super::resources::ResourceKind;
 use super::snapshot::{IngestStats, KUEUE_NOT_INSTALLED, KueueStatus, Snapshot};
 use super::sync::{ResourceSync, SyncEvent, SyncState};
 use super::watch::{SourceEvent, WatchMsg};
-use crate::model::parse::finalize;
-use crate::model::{ClusterState, PriorityClassKind, Workload};
+use crate::model::{ClusterState, LocalQueue, Workload};
+use assemble::{Assembled, Assembler};
+use changes::{Changes, Known};
 
 /// At most this many skipped objects are listed in a snapshot.
 const MAX_SKIPPED: usize = 100;
 
-/// One resource's objects.
+/// One resource's bookkeeping (its objects live in the state and the changes).
 #[derive(Debug)]
 struct KindStore {
-    objects: BTreeMap<ObjKey, Item>,
     warnings: BTreeMap<ObjKey, Vec<String>>,
     skipped: BTreeMap<String, String>,
     /// During a (re)list: the objects, warnings and skips of the new list.
@@ -47,8 +54,14 @@ struct Relist {
     skipped: BTreeMap<String, String>,
 }
 
+/// The status a batch handed to the assembler is published with.
+struct Frozen {
+    sync: Vec<ResourceSync>,
+    skipped: Vec<Skipped>,
+    warnings: Vec<String>,
+}
+
 /// The store's state (owned by one task; see [`run`]).
-#[derive(Debug)]
 pub struct Store {
     kinds: BTreeMap<ResourceKind, KindStore>,
     kueue: KueueStatus,
@@ -58,6 +71,26 @@ pub struct Store {
     history: HistoryLog,
     /// Workload uid → key, to name the preemptor in Kueue's eviction messages.
     workload_uids: HashMap<String, ObjKey>,
+    /// Changes since the batch being assembled (or the last state).
+    pending: Changes,
+    /// A batch is being assembled: its objects have moved to the assembler.
+    assembling: bool,
+    /// Evictions seen meanwhile, recorded once the batch's state is out (their
+    /// preemptor may be in that batch).
+    deferred: Vec<Workload>,
+    /// The last assembled state.
+    base: Arc<ClusterState>,
+    /// Owned by the store between assemblies; lent to the blocking thread meanwhile.
+    assembler: Option<Assembler>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("generation", &self.generation)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Store {
@@ -83,7 +116,6 @@ impl Store {
                     sync.on(SyncEvent::NotServed(message), now);
                 }
                 let ks = KindStore {
-                    objects: BTreeMap::new(),
                     warnings: BTreeMap::new(),
                     skipped: BTreeMap::new(),
                     buffer: None,
@@ -100,6 +132,11 @@ impl Store {
             stats: IngestStats::default(),
             history,
             workload_uids: HashMap::new(),
+            pending: Changes::default(),
+            assembling: false,
+            deferred: Vec::new(),
+            base: Arc::new(ClusterState::default()),
+            assembler: Some(Assembler::default()),
         }
     }
 
@@ -112,7 +149,7 @@ impl Store {
             return;
         };
         let mut evictions = Vec::new();
-        let mut reindex = false;
+        let mut reindex = None;
         match ev.msg {
             WatchMsg::ListStarted => {
                 ks.buffer = Some(Relist::default());
@@ -127,16 +164,21 @@ impl Store {
                 {
                     evictions.push(workload.as_ref().clone());
                 }
-                insert(&mut buf.objects, &mut buf.warnings, p);
+                set_warnings(&mut buf.warnings, &p.key, p.warnings);
+                match p.item {
+                    Some(item) => buf.objects.insert(p.key, item),
+                    None => buf.objects.remove(&p.key),
+                };
             }
             WatchMsg::ListDone => {
-                if let Some(buf) = ks.buffer.take() {
-                    ks.objects = buf.objects;
-                    ks.warnings = buf.warnings;
-                    ks.skipped = buf.skipped;
+                let buf = ks.buffer.take().unwrap_or_default();
+                ks.warnings = buf.warnings;
+                ks.skipped = buf.skipped;
+                if kind == ResourceKind::Workload {
+                    reindex = Some(uid_index(&buf.objects));
                 }
+                self.pending.replace(kind, buf.objects);
                 ks.sync.on(SyncEvent::ListDone, now);
-                reindex = kind == ResourceKind::Workload;
             }
             WatchMsg::Apply(p) => {
                 ks.sync.on(SyncEvent::Event, now);
@@ -152,15 +194,16 @@ impl Store {
                         evictions.push(workload.as_ref().clone());
                     }
                 }
-                insert(&mut ks.objects, &mut ks.warnings, p);
+                set_warnings(&mut ks.warnings, &p.key, p.warnings);
+                self.pending.set(kind, p.key, p.item);
             }
             WatchMsg::Delete(key) => {
                 ks.sync.on(SyncEvent::Event, now);
                 if !ks.skipped.is_empty() {
                     ks.skipped.remove(&label(kind, &key));
                 }
-                ks.objects.remove(&key);
                 ks.warnings.remove(&key);
+                self.pending.set(kind, key, None);
             }
             WatchMsg::Skipped(Skipped { object, error }) => {
                 ks.sync.on(SyncEvent::Event, now);
@@ -180,9 +223,8 @@ impl Store {
                 ks.sync.on(SyncEvent::Failed(m), now);
             }
         }
-        ks.sync.objects = ks.objects.len();
-        if reindex {
-            self.reindex_workloads();
+        if let Some(index) = reindex {
+            self.workload_uids = index;
         }
         for wl in evictions {
             self.record_eviction(&wl);
@@ -190,44 +232,57 @@ impl Store {
         self.stats.apply_us += started.elapsed().as_micros() as u64;
     }
 
-    fn reindex_workloads(&mut self) {
-        self.workload_uids.clear();
-        if let Some(ks) = self.kinds.get(&ResourceKind::Workload) {
-            for (key, item) in &ks.objects {
-                if let Item::Workload { workload, .. } = item
-                    && !workload.uid.is_empty()
-                {
-                    self.workload_uids.insert(workload.uid.clone(), key.clone());
-                }
-            }
+    /// The current version of an object: the pending changes, then the last state
+    /// (callers wait while a batch is being assembled).
+    fn lookup<'a, T>(
+        &'a self,
+        kind: ResourceKind,
+        key: &ObjKey,
+        pick: impl Fn(&'a Item) -> Option<&'a T>,
+        in_state: impl FnOnce(&'a ClusterState) -> Option<&'a T>,
+    ) -> Option<&'a T> {
+        match self.pending.get(kind, key) {
+            Known::Is(item) => pick(item),
+            Known::Gone => None,
+            Known::Unknown => in_state(&self.base),
         }
     }
 
     fn workload(&self, key: &ObjKey) -> Option<&Workload> {
-        match self.kinds.get(&ResourceKind::Workload)?.objects.get(key)? {
-            Item::Workload { workload, .. } => Some(workload),
-            _ => None,
-        }
+        self.lookup(
+            ResourceKind::Workload,
+            key,
+            |i| match i {
+                Item::Workload { workload, .. } => Some(workload.as_ref()),
+                _ => None,
+            },
+            |st| st.workloads.get(key),
+        )
     }
 
     fn cluster_queue_of(&self, wl: &Workload) -> Option<String> {
         if let Some(a) = &wl.admission {
             return Some(a.cluster_queue.clone());
         }
-        let lq = (wl.namespace.clone(), wl.queue_name.clone()?);
-        match self
-            .kinds
-            .get(&ResourceKind::LocalQueue)?
-            .objects
-            .get(&lq)?
-        {
-            Item::LocalQueue(lq) => Some(lq.cluster_queue.clone()),
-            _ => None,
-        }
+        let key = (wl.namespace.clone(), wl.queue_name.clone()?);
+        let lq: &LocalQueue = self.lookup(
+            ResourceKind::LocalQueue,
+            &key,
+            |i| match i {
+                Item::LocalQueue(lq) => Some(lq.as_ref()),
+                _ => None,
+            },
+            |st| st.local_queues.get(&key),
+        )?;
+        Some(lq.cluster_queue.clone())
     }
 
     fn record_eviction(&mut self, wl: &Workload) {
         if !wl.is_evicted() {
+            return;
+        }
+        if self.assembling {
+            self.deferred.push(wl.clone());
             return;
         }
         let rec: Option<EvictionRecord> = history::eviction_of(
@@ -242,114 +297,20 @@ impl Store {
         }
     }
 
-    /// Assembles the snapshot of the current view.
-    pub fn snapshot(&mut self, now: Timestamp) -> Snapshot {
-        let started = Instant::now();
-        let mut st = ClusterState::default();
-        let mut priority_missing = Vec::new();
+    /// Takes the pending changes and the status to publish them with.
+    fn freeze(&mut self) -> (Changes, Frozen) {
         let mut warning_counts: BTreeMap<String, usize> = BTreeMap::new();
-        for (kind, ks) in &self.kinds {
+        for ks in self.kinds.values() {
             for lines in ks.warnings.values() {
                 for l in lines {
                     *warning_counts.entry(category(l)).or_default() += 1;
                 }
             }
-            let objects = ks.objects.iter();
-            match kind {
-                ResourceKind::ResourceFlavor => {
-                    st.resource_flavors = collect(objects, |i| match i {
-                        Item::ResourceFlavor(x) => Some((x.name.clone(), x.as_ref().clone())),
-                        _ => None,
-                    })
-                }
-                ResourceKind::ClusterQueue => {
-                    st.cluster_queues = collect(objects, |i| match i {
-                        Item::ClusterQueue(x) => Some((x.name.clone(), x.as_ref().clone())),
-                        _ => None,
-                    })
-                }
-                ResourceKind::LocalQueue => {
-                    st.local_queues = collect(objects, |i| match i {
-                        Item::LocalQueue(x) => {
-                            Some(((x.namespace.clone(), x.name.clone()), x.as_ref().clone()))
-                        }
-                        _ => None,
-                    })
-                }
-                ResourceKind::Cohort => {
-                    st.cohorts = collect(objects, |i| match i {
-                        Item::Cohort(x) => Some((x.name.clone(), x.as_ref().clone())),
-                        _ => None,
-                    })
-                }
-                ResourceKind::WorkloadPriorityClass => {
-                    st.workload_priority_classes = collect(objects, |i| match i {
-                        Item::WorkloadPriorityClass(x) => Some((x.name.clone(), x.clone())),
-                        _ => None,
-                    })
-                }
-                ResourceKind::Workload => {
-                    st.workloads = collect(objects, |i| match i {
-                        Item::Workload {
-                            workload,
-                            priority_missing: missing,
-                        } => {
-                            let key = (workload.namespace.clone(), workload.name.clone());
-                            if *missing {
-                                priority_missing.push(key.clone());
-                            }
-                            Some((key, workload.as_ref().clone()))
-                        }
-                        _ => None,
-                    })
-                }
-                ResourceKind::PriorityClass => {
-                    st.priority_classes = collect(objects, |i| match i {
-                        Item::PriorityClass(x) => Some((x.name.clone(), x.clone())),
-                        _ => None,
-                    })
-                }
-                ResourceKind::Namespace => {
-                    st.namespaces = collect(objects, |i| match i {
-                        Item::Namespace(x) => Some((x.name.clone(), x.clone())),
-                        _ => None,
-                    })
-                }
-                ResourceKind::Node => {
-                    st.nodes = collect(objects, |i| match i {
-                        Item::Node(x) => Some((x.name.clone(), x.as_ref().clone())),
-                        _ => None,
-                    })
-                }
-                ResourceKind::Pod => {
-                    st.pods = collect(objects, |i| match i {
-                        Item::Pod(x) => {
-                            Some(((x.namespace.clone(), x.name.clone()), x.as_ref().clone()))
-                        }
-                        _ => None,
-                    })
-                }
-                ResourceKind::Job | ResourceKind::PyTorchJob => {
-                    st.jobs.extend(ks.objects.values().filter_map(|i| match i {
-                        Item::Job(j) => Some(j.as_ref().clone()),
-                        _ => None,
-                    }))
-                }
-            }
         }
-        resolve_priorities(&mut st, &priority_missing);
-        drop_pods_off_gpu_nodes(&mut st);
-        st.jobs.sort_by(|a, b| {
-            (a.creation_timestamp, &a.namespace, &a.name).cmp(&(
-                b.creation_timestamp,
-                &b.namespace,
-                &b.name,
-            ))
-        });
-        finalize(&mut st);
-        for (what, n) in warning_counts {
-            st.warnings.push(format!("{what}: {n} object(s)"));
-        }
+        let mut warnings: Vec<String> = warning_counts
+            .into_iter()
+            .map(|(what, n)| format!("{what}: {n} object(s)"))
+            .collect();
         let skipped: Vec<Skipped> = self
             .kinds
             .values()
@@ -361,22 +322,54 @@ impl Store {
             })
             .collect();
         for s in skipped.iter().take(10) {
-            st.warnings.push(format!(
+            warnings.push(format!(
                 "skipped {} (cannot be read): {}",
                 s.object, s.error
             ));
         }
         self.update_kueue_status();
+        self.assembling = true;
+        let frozen = Frozen {
+            sync: self.kinds.values().map(|k| k.sync.clone()).collect(),
+            skipped,
+            warnings,
+        };
+        (std::mem::take(&mut self.pending), frozen)
+    }
+
+    /// Publishes an assembled batch.
+    fn publish(&mut self, frozen: Frozen, done: Assembled, now: Timestamp) -> Snapshot {
+        self.assembling = false;
+        self.base = done.state.clone();
+        for wl in std::mem::take(&mut self.deferred) {
+            self.record_eviction(&wl);
+        }
+        let mut sync = frozen.sync;
+        for s in &mut sync {
+            let kind = self
+                .kinds
+                .iter()
+                .find(|(_, ks)| ks.sync.resource == s.resource)
+                .map(|(k, _)| *k);
+            if let Some(n) = kind.and_then(|k| done.counts.get(&k)) {
+                s.objects = *n;
+            }
+        }
+        for (kind, ks) in &mut self.kinds {
+            if let Some(n) = done.counts.get(kind) {
+                ks.sync.objects = *n;
+            }
+        }
         self.generation += 1;
         self.stats.snapshots += 1;
-        self.stats.last_assembly_us = started.elapsed().as_micros() as u64;
+        self.stats.last_assembly_us = done.took.as_micros() as u64;
         Snapshot {
             generation: self.generation,
             taken_at: now,
-            state: st,
-            sync: self.kinds.values().map(|k| k.sync.clone()).collect(),
+            state: done.state,
+            sync,
             kueue: self.kueue.clone(),
-            skipped,
+            skipped: frozen.skipped,
             namespace: self.namespace.clone(),
             stats: self.stats.clone(),
             evictions: self.history.recent(),
@@ -398,33 +391,26 @@ impl Store {
     }
 }
 
-fn insert(
-    objects: &mut BTreeMap<ObjKey, Item>,
-    warnings: &mut BTreeMap<ObjKey, Vec<String>>,
-    p: Parsed,
-) {
-    match p.item {
-        Some(item) => {
-            objects.insert(p.key.clone(), item);
+fn set_warnings(map: &mut BTreeMap<ObjKey, Vec<String>>, key: &ObjKey, warnings: Vec<String>) {
+    if warnings.is_empty() {
+        if !map.is_empty() {
+            map.remove(key);
         }
-        // Became irrelevant (a pod that finished or moved off GPU duty).
-        None => {
-            objects.remove(&p.key);
-        }
-    }
-    if p.warnings.is_empty() {
-        warnings.remove(&p.key);
     } else {
-        warnings.insert(p.key, p.warnings);
+        map.insert(key.clone(), warnings);
     }
 }
 
-/// Collects into a BTreeMap; the input is sorted by key, so the bulk build is linear.
-fn collect<'a, K: Ord, V>(
-    objects: impl Iterator<Item = (&'a ObjKey, &'a Item)>,
-    mut f: impl FnMut(&Item) -> Option<(K, V)>,
-) -> BTreeMap<K, V> {
-    objects.filter_map(move |(_, i)| f(i)).collect()
+fn uid_index(objects: &BTreeMap<ObjKey, Item>) -> HashMap<String, ObjKey> {
+    objects
+        .iter()
+        .filter_map(|(key, item)| match item {
+            Item::Workload { workload, .. } if !workload.uid.is_empty() => {
+                Some((workload.uid.clone(), key.clone()))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// A parser warning's category: the text before its count ("what: 3 (a, b, c)").
@@ -433,46 +419,6 @@ fn category(line: &str) -> String {
         Some(i) if line[i + 2..].starts_with(|c: char| c.is_ascii_digit()) => line[..i].to_string(),
         _ => line.to_string(),
     }
-}
-
-/// Workloads without `spec.priority` take their class's value, as the loader does.
-fn resolve_priorities(st: &mut ClusterState, keys: &[ObjKey]) {
-    for key in keys {
-        let Some(wl) = st.workloads.get(key) else {
-            continue;
-        };
-        let Some(class) = &wl.priority_class else {
-            continue;
-        };
-        let value = match class.kind {
-            PriorityClassKind::WorkloadPriorityClass => st
-                .workload_priority_classes
-                .get(&class.name)
-                .map(|c| c.value),
-            PriorityClassKind::PriorityClass => {
-                st.priority_classes.get(&class.name).map(|c| c.value)
-            }
-        };
-        if let (Some(v), Some(wl)) = (value, st.workloads.get_mut(key)) {
-            wl.priority = v;
-        }
-    }
-}
-
-/// Bound pods kept only because their node was unknown: drop those on nodes without
-/// GPUs unless Kueue manages them or they request GPUs.
-fn drop_pods_off_gpu_nodes(st: &mut ClusterState) {
-    let nodes = &st.nodes;
-    st.pods.retain(|_, p| {
-        let kueue = p.labels.keys().any(|k| k.starts_with("kueue.x-k8s.io/"));
-        let gpu = p.requests.keys().any(|r| is_gpu_resource(r));
-        let on_gpu_node = p.node_name.as_ref().is_none_or(|n| {
-            nodes
-                .get(n)
-                .is_none_or(|node| node.allocatable.keys().any(|r| is_gpu_resource(r)))
-        });
-        kueue || gpu || on_gpu_node
-    });
 }
 
 /// Publishing policy.
@@ -490,45 +436,79 @@ impl Default for PublishOptions {
     }
 }
 
+type Job = tokio::task::JoinHandle<(Assembler, Assembled)>;
+
 /// The store task: applies events and publishes coalesced snapshots until `cancel`
 /// fires or every watch task has gone.
 pub async fn run(
     mut store: Store,
-    mut rx: mpsc::Receiver<SourceEvent>,
+    mut rx: mpsc::Receiver<Vec<SourceEvent>>,
     tx: watch::Sender<Arc<Snapshot>>,
     opts: PublishOptions,
     cancel: CancellationToken,
 ) {
     let mut interval = opts.min_interval;
     let mut last_publish = Instant::now() - interval;
+    // Something changed since the last batch was frozen (the first snapshot is due
+    // even with no event: it carries the initial sync states).
     let mut dirty = true;
+    let mut assembling: Option<(Job, Frozen)> = None;
+    let mut open = true;
     loop {
         let due = last_publish + interval;
+        let idle = assembling.is_none();
         tokio::select! {
             _ = cancel.cancelled() => return,
-            msg = rx.recv() => match msg {
-                Some(ev) => {
-                    store.apply(ev, Timestamp::now());
+            msg = rx.recv(), if open => match msg {
+                Some(batch) => {
+                    let now = Timestamp::now();
+                    for ev in batch {
+                        store.apply(ev, now);
+                    }
                     dirty = true;
                     // Drain what is already queued before considering a publish.
-                    while let Ok(ev) = rx.try_recv() {
-                        store.apply(ev, Timestamp::now());
-                        if Instant::now() >= due {
+                    while let Ok(batch) = rx.try_recv() {
+                        let now = Timestamp::now();
+                        for ev in batch {
+                            store.apply(ev, now);
+                        }
+                        if idle && Instant::now() >= due {
                             break;
                         }
                     }
                 }
-                None => return,
+                None => open = false,
             },
-            _ = tokio::time::sleep_until(due.into()), if dirty => {}
+            res = async { (&mut assembling.as_mut().expect("guarded").0).await }, if !idle => {
+                let (_, frozen) = assembling.take().expect("guarded");
+                let Ok((assembler, done)) = res else {
+                    tracing::error!("snapshot assembly panicked; the view stops updating");
+                    return;
+                };
+                store.assembler = Some(assembler);
+                // Assembling copies the whole model: when that is slow (huge
+                // clusters), publish less often so copies do not eat the CPU.
+                interval = opts.min_interval.max(done.took * 4);
+                let snap = store.publish(frozen, done, Timestamp::now());
+                tx.send_replace(Arc::new(snap));
+            },
+            _ = tokio::time::sleep_until(due.into()), if dirty && idle => {}
         }
-        if dirty && Instant::now() >= last_publish + interval {
-            let snap = store.snapshot(Timestamp::now());
-            // Assembling clones the whole model: when that is slow (huge clusters),
-            // publish less often so the store keeps up with events.
-            let cost = Duration::from_micros(snap.stats.last_assembly_us);
-            interval = opts.min_interval.max(cost * 4);
-            tx.send_replace(Arc::new(snap));
+        if !open && !dirty && assembling.is_none() {
+            return;
+        }
+        if dirty
+            && assembling.is_none()
+            && Instant::now() >= last_publish + interval
+            && let Some(mut assembler) = store.assembler.take()
+        {
+            let (changes, frozen) = store.freeze();
+            let warnings = frozen.warnings.clone();
+            let job = tokio::task::spawn_blocking(move || {
+                let done = assembler.assemble(changes, warnings);
+                (assembler, done)
+            });
+            assembling = Some((job, frozen));
             last_publish = Instant::now();
             dirty = false;
         }
