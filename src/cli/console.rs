@@ -17,6 +17,7 @@ use crate::model::load_paths;
 use crate::sim::cluster::{SimCluster, SimOptions};
 use crate::sim::live::{LiveOptions, LiveSim};
 use crate::sim::scenario::{Scenario, load_scenario};
+use crate::source::clock::Clock;
 use crate::source::{self, ClusterArgs, LivePlan, ReplanOptions, Snapshot, SourceOptions};
 use crate::tui::color::ColorEnv;
 use crate::tui::{Config, ConsoleData, RunOptions, run_terminal};
@@ -77,7 +78,14 @@ pub fn run(args: &ConsoleArgs) -> Result<i32> {
             .context
             .clone()
             .unwrap_or_else(|| "current context".to_string());
-        live_console(&args.cluster, context, opts, &action_settings(args)).await
+        live_console(
+            &args.cluster,
+            context,
+            opts,
+            &action_settings(args),
+            source::default_history_path(),
+        )
+        .await
     })?;
     Ok(0)
 }
@@ -137,10 +145,12 @@ async fn live_console(
     context: String,
     mut opts: RunOptions,
     settings: &ConsoleActionSettings,
+    history_file: Option<PathBuf>,
 ) -> Result<()> {
     let source_opts = SourceOptions {
         namespace: cluster.namespace.clone(),
-        history_file: source::default_history_path(),
+        history_file,
+        clock: opts.clock.clone(),
         ..SourceOptions::default()
     };
     let client = source::connect(cluster, source_opts.read_timeout()).await?;
@@ -192,7 +202,7 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
         anyhow::bail!("--speed must be a positive number, got {}", args.speed);
     }
     let _log = init_logging(args.console.log_file.as_ref())?;
-    let opts = run_options(&args.console)?;
+    let mut opts = run_options(&args.console)?;
     let scenario = match &args.scenario {
         Some(path) => load_scenario(path).context("cannot load the scenario")?,
         None => Scenario::seed(),
@@ -209,6 +219,9 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
         )
         .await
         .context("cannot start the simulator on loopback")?;
+        // Ages and waits in simulated time, the time the objects are stamped with.
+        let sim_clock = sim.clock().clone();
+        opts.clock = Clock::from_fn(move || sim_clock.timestamp());
         let kubeconfig = std::env::temp_dir().join(format!(
             "gangplank-demo-{}-{}.kubeconfig",
             std::process::id(),
@@ -227,6 +240,9 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
             context,
             opts,
             &action_settings(&args.console),
+            // The simulator's evictions are not the cluster's history: keep them out
+            // of the history file that `gangplank history` reads.
+            None,
         )
         .await;
         sim.shutdown().await;

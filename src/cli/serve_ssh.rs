@@ -18,6 +18,7 @@ use super::feed;
 use crate::sim::cluster::{SimCluster, SimOptions};
 use crate::sim::live::{LiveOptions, LiveSim};
 use crate::sim::scenario::Scenario;
+use crate::source::clock::Clock;
 use crate::source::{self, ClusterArgs, ReplanOptions, SourceOptions};
 use crate::ssh::{self, KeyOutcome, SessionApp, SessionAppFactory, SessionInfo, SshServerOptions};
 use crate::tui::color::{ColorDepth, ColorEnv};
@@ -26,6 +27,7 @@ use crate::tui::{App, Config, ConsoleData, Effect, Msg, Theme, update, view};
 /// One viewer's console.
 struct ConsoleSession {
     app: App,
+    clock: Clock,
 }
 
 impl SessionApp<ConsoleData> for ConsoleSession {
@@ -43,8 +45,7 @@ impl SessionApp<ConsoleData> for ConsoleSession {
     }
 
     fn render(&mut self, data: &ConsoleData, frame: &mut Frame<'_>) {
-        self.app
-            .observe(data, jiff::Timestamp::now().as_millisecond());
+        self.app.observe(data, self.clock.now_ms());
         view(&self.app, data, frame);
     }
 }
@@ -53,6 +54,8 @@ impl SessionApp<ConsoleData> for ConsoleSession {
 struct ConsoleFactory {
     data: watch::Receiver<ConsoleData>,
     config: Config,
+    /// Ages in the cluster's time (the simulator's with `--demo`).
+    clock: Clock,
 }
 
 impl SessionAppFactory for ConsoleFactory {
@@ -90,7 +93,10 @@ impl SessionAppFactory for ConsoleFactory {
         // Read-only is not a setting here: a viewer session cannot write at all.
         let mut app = App::new(keymap, theme, true, self.config.default_view);
         update(&mut app, Msg::Resize(info.size.0, info.size.1));
-        Box::new(ConsoleSession { app })
+        Box::new(ConsoleSession {
+            app,
+            clock: self.clock.clone(),
+        })
     }
 }
 
@@ -135,6 +141,7 @@ pub fn run(args: &ServeSshArgs) -> Result<i32> {
     rt.block_on(async move {
         // With --demo the watches go to the embedded simulator, through the same client.
         let mut sim = None;
+        let mut clock = Clock::wall();
         let mut cluster = args.cluster.clone();
         let mut context = cluster
             .context
@@ -161,17 +168,24 @@ pub fn run(args: &ServeSshArgs) -> Result<i32> {
                 ..cluster
             };
             context = "demo: seed".into();
+            let sim_clock = live.clock().clone();
+            clock = Clock::from_fn(move || sim_clock.timestamp());
             sim = Some(live);
         }
         let source_opts = SourceOptions {
             namespace: cluster.namespace.clone(),
+            clock: clock.clone(),
             ..SourceOptions::default()
         };
         let client = source::connect(&cluster, source_opts.read_timeout()).await?;
         let handle = source::start(client, source_opts).await;
         let (plans, _replan) = source::replan::spawn(handle.snapshots(), ReplanOptions::default());
         let (data, _feed) = feed::spawn(handle.snapshots(), plans, context);
-        let factory = Arc::new(ConsoleFactory { data, config });
+        let factory = Arc::new(ConsoleFactory {
+            data,
+            config,
+            clock,
+        });
         let server = ssh::serve(opts, factory, async {
             let _ = tokio::signal::ctrl_c().await;
         })

@@ -11,6 +11,7 @@
 //! The console gets snapshots with [`SourceHandle::snapshots`] and plans with
 //! [`replan::spawn`]; headless commands use [`SourceHandle::wait_synced`].
 
+pub mod clock;
 pub mod connect;
 pub mod drift;
 pub mod history;
@@ -76,6 +77,8 @@ pub struct SourceOptions {
     pub list_stall: Duration,
     /// Objects per list page.
     pub page_size: u32,
+    /// "Now" for snapshots and sync states: the wall clock, or the simulator's.
+    pub clock: clock::Clock,
 }
 
 impl Default for SourceOptions {
@@ -87,6 +90,7 @@ impl Default for SourceOptions {
             watch_timeout_secs: 60,
             list_stall: Duration::from_secs(60),
             page_size: 500,
+            clock: clock::Clock::wall(),
         }
     }
 }
@@ -234,6 +238,7 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
     let (stx, srx) = chan::channel(Arc::new(Snapshot::empty(opts.namespace.clone())));
     let publish = store::PublishOptions {
         min_interval: opts.publish_interval,
+        clock: opts.clock.clone(),
     };
     let mut tasks = vec![tokio::spawn(store::run(
         store,

@@ -22,6 +22,7 @@ use super::msg::{ActionRequest, Effect, Msg, Prompt, ViewId};
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::views::view;
+use crate::source::clock::Clock;
 
 /// How to run the console.
 pub struct RunOptions {
@@ -39,6 +40,8 @@ pub struct RunOptions {
     pub prompts: Option<mpsc::UnboundedReceiver<Prompt>>,
     /// The operator's answers to those prompts.
     pub confirms: Option<mpsc::UnboundedSender<bool>>,
+    /// "Now" for ages and waits: the wall clock, or the simulator's in the demo.
+    pub clock: Clock,
 }
 
 impl RunOptions {
@@ -60,12 +63,9 @@ impl RunOptions {
             notices: None,
             prompts: None,
             confirms: None,
+            clock: Clock::wall(),
         })
     }
-}
-
-fn now_ms() -> i64 {
-    jiff::Timestamp::now().as_millisecond()
 }
 
 /// Runs the console in the local terminal until the operator quits.
@@ -85,7 +85,7 @@ pub async fn run_terminal(
         .size()
         .context("cannot read the terminal size")?;
     update(&mut app, Msg::Resize(size.width, size.height));
-    update(&mut app, Msg::Tick(now_ms()));
+    update(&mut app, Msg::Tick(opts.clock.now_ms()));
     update(&mut app, Msg::Data(data_rx.borrow_and_update().clone()));
 
     let mut events = EventStream::new();
@@ -131,7 +131,7 @@ pub async fn run_terminal(
             Some(prompt) = async { prompts.as_mut()?.recv().await }, if prompts.is_some() => {
                 Msg::Confirm(prompt)
             }
-            _ = tick.tick() => Msg::Tick(now_ms()),
+            _ = tick.tick() => Msg::Tick(opts.clock.now_ms()),
             // Wake up to draw a frame that the rate limit held back.
             _ = tokio::time::sleep_until(due), if dirty => continue,
         };

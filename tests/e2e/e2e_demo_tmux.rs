@@ -41,6 +41,18 @@ fn demo_tells_the_seed_story_and_restores_the_terminal() {
         preempted.iter().any(|l| l.contains("yolo-train")),
         "{screen}"
     );
+    // Ages are in the simulator's time, the time its objects are stamped with: bert
+    // was submitted at minute 0 and the boss job arrived at minute 10, so bert is at
+    // least ten minutes old (on the wall clock it would be a few seconds).
+    let bert = rows_with(&screen, "bert-pretrain").join(" ");
+    let minutes_old = bert
+        .split_whitespace()
+        .filter_map(|t| t.strip_suffix('m')?.parse::<u32>().ok())
+        .max();
+    assert!(
+        minutes_old.is_some_and(|m| m >= 10),
+        "bert's age should be >= 10m in simulated time: {bert:?}\n{screen}"
+    );
 
     // `/boss` narrows the workloads view to it.
     tmux.send(&["/"]);

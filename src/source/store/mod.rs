@@ -426,12 +426,15 @@ fn category(line: &str) -> String {
 pub struct PublishOptions {
     /// Minimum time between snapshots (coalescing window).
     pub min_interval: Duration,
+    /// "Now" of events and snapshots.
+    pub clock: super::clock::Clock,
 }
 
 impl Default for PublishOptions {
     fn default() -> Self {
         PublishOptions {
             min_interval: Duration::from_millis(200),
+            clock: super::clock::Clock::wall(),
         }
     }
 }
@@ -461,14 +464,14 @@ pub async fn run(
             _ = cancel.cancelled() => return,
             msg = rx.recv(), if open => match msg {
                 Some(batch) => {
-                    let now = Timestamp::now();
+                    let now = opts.clock.now();
                     for ev in batch {
                         store.apply(ev, now);
                     }
                     dirty = true;
                     // Drain what is already queued before considering a publish.
                     while let Ok(batch) = rx.try_recv() {
-                        let now = Timestamp::now();
+                        let now = opts.clock.now();
                         for ev in batch {
                             store.apply(ev, now);
                         }
@@ -489,7 +492,7 @@ pub async fn run(
                 // Assembling copies the whole model: when that is slow (huge
                 // clusters), publish less often so copies do not eat the CPU.
                 interval = opts.min_interval.max(done.took * 4);
-                let snap = store.publish(frozen, done, Timestamp::now());
+                let snap = store.publish(frozen, done, opts.clock.now());
                 tx.send_replace(Arc::new(snap));
             },
             _ = tokio::time::sleep_until(due.into()), if dirty && idle => {}
