@@ -485,3 +485,65 @@ async fn wait_for_line(
     .await
     .unwrap_or_else(|_| panic!("no {needle:?} line before the deadline"))
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_auth_can_i_and_whoami_follow_the_fault_rules() {
+    if !kubectl_present() {
+        return;
+    }
+    let (server, k) = start().await;
+    let can_i = |args: &'static [&'static str]| {
+        let k = &k;
+        async move {
+            let mut full = vec!["auth", "can-i"];
+            full.extend_from_slice(args);
+            k.run(&full).await
+        }
+    };
+    let (code, out, _) = can_i(&["patch", "workloads.kueue.x-k8s.io", "-n", "team-a"]).await;
+    assert_eq!((code, out.trim()), (Some(0), "yes"));
+
+    server.faults().add_rule(gangplank::sim::FaultRule {
+        resource: "workloads".into(),
+        verbs: vec!["patch".into()],
+        status: Some(403),
+        ..Default::default()
+    });
+    let (code, out, _) = can_i(&["patch", "workloads.kueue.x-k8s.io", "-n", "team-a"]).await;
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with("no") && out.contains("forbids patch on workloads.kueue.x-k8s.io"),
+        "{out}"
+    );
+    // Other verbs and resources are unaffected.
+    let (code, out, _) = can_i(&["get", "workloads.kueue.x-k8s.io", "-n", "team-a"]).await;
+    assert_eq!((code, out.trim()), (Some(0), "yes"));
+    let (code, out, _) = can_i(&["patch", "jobs.batch", "-n", "team-a"]).await;
+    assert_eq!((code, out.trim()), (Some(0), "yes"));
+    // The rule was looked at, not consumed, and reviews are not writes.
+    assert_eq!(server.faults().get().rules.len(), 1);
+    assert_eq!(server.stats().write_count(), 0);
+
+    let out = k.ok(&["auth", "whoami", "-o", "json"]).await;
+    let me: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        me["status"]["userInfo"]["username"],
+        json!("gangplank-sim-admin")
+    );
+    let out = k
+        .ok(&[
+            "auth",
+            "whoami",
+            "-o",
+            "json",
+            "--as",
+            "alice",
+            "--as-group",
+            "ops",
+        ])
+        .await;
+    let me: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(me["status"]["userInfo"]["username"], json!("alice"));
+    let groups = me["status"]["userInfo"]["groups"].to_string();
+    assert!(groups.contains("ops"), "{groups}");
+}

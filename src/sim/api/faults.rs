@@ -164,6 +164,32 @@ impl Faults {
         })
     }
 
+    /// Whether a rule answering 403 covers `verb` on `resource` of `group` (looked at,
+    /// not consumed): the simulator's stand-in for RBAC in access reviews. Returns the
+    /// rule's resource pattern.
+    pub fn denies(&self, verb: &str, group: &str, resource: &str) -> Option<String> {
+        let qualified = if group.is_empty() {
+            resource.to_string()
+        } else {
+            format!("{resource}.{group}")
+        };
+        let def = crate::sim::resources::find(group, resource);
+        self.get()
+            .rules
+            .iter()
+            .find(|r| {
+                r.status == Some(403)
+                    && (r.verbs.is_empty() || r.verbs.iter().any(|v| v == verb || v == "*"))
+                    && match def {
+                        Some(def) => matches_resource(&r.resource, def),
+                        None => {
+                            r.resource == "*" || r.resource == resource || r.resource == qualified
+                        }
+                    }
+            })
+            .map(|r| r.resource.clone())
+    }
+
     /// Malformed objects to inject for this resource.
     pub fn malformed_for(&self, def: &ResourceDef) -> Vec<Value> {
         self.get()

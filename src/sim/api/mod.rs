@@ -34,7 +34,10 @@
 //!   no defaulting).
 //! * A watch from a resourceVersion newer than the store's starts there instead
 //!   of waiting. Bookmarks come every [`ServerOptions::bookmark_interval`].
-//! * No authentication or RBAC; 403s come only from fault rules.
+//! * No authentication or RBAC; 403s come only from fault rules, and access reviews
+//!   (`kubectl auth can-i`, gangplank's permission checks) answer from the same rules
+//!   ([`reviews`]); `SelfSubjectReview` reports the impersonated user, else
+//!   `gangplank-sim-admin`.
 
 pub mod discovery;
 pub mod errors;
@@ -42,6 +45,7 @@ pub mod faults;
 pub mod kubeconfig;
 mod list_watch;
 pub mod paging;
+pub mod reviews;
 mod routes;
 pub mod selectors;
 pub mod stats;

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::errors::{ApiError, json_response};
 use super::faults::{FaultConfig, fault_error};
-use super::{Shared, discovery, list_watch, write};
+use super::{Shared, discovery, list_watch, reviews, write};
 use crate::sim::resources::{self, ResourceDef};
 
 /// Query parameters (last value wins; empty pairs, as kube-rs sends, are fine).
@@ -36,6 +36,8 @@ enum Route {
     ResourceList(String, String),
     OpenApi,
     Faults,
+    AccessReview,
+    SelfReview,
     Resource(ResourceRequest),
     NotFound,
 }
@@ -45,6 +47,13 @@ fn parse_route(path: &str) -> Route {
     match segs.as_slice() {
         ["version"] => Route::Version,
         ["_sim", "faults"] => Route::Faults,
+        [
+            "apis",
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectaccessreviews",
+        ] => Route::AccessReview,
+        ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"] => Route::SelfReview,
         ["openapi", "v2"] => Route::OpenApi,
         ["api"] => Route::CoreVersions,
         ["apis"] => Route::Groups,
@@ -125,6 +134,8 @@ pub(crate) async fn dispatch(
         },
         Route::OpenApi => openapi(uri.path(), &headers),
         Route::Faults => faults_endpoint(&shared, &method, &body),
+        Route::AccessReview => reviews::access_review(&shared, &method, &headers, &body),
+        Route::SelfReview => reviews::self_review(&shared, &method, &headers, &body),
         Route::NotFound => ApiError::not_found_path().into_response(),
         Route::Resource(req) => resource(shared, method, req, params, headers, body).await,
     }
