@@ -20,7 +20,7 @@ use super::reprioritize;
 use super::{ActionKind, Actor, ApprovalPolicy, ApproveOptions, AuditLog, Outcome, PriorityTarget};
 use crate::source::{ClusterArgs, Snapshot};
 use crate::tui::{
-    ActionKind as Key, ActionRequest, ActionTarget, AuditRow, PriorityChoice, Prompt,
+    ActionAccess, ActionKind as Key, ActionRequest, ActionTarget, AuditRow, PriorityChoice, Prompt,
 };
 
 /// The console's action settings (`--readonly`, `--audit-log`, `--approval-policy`).
@@ -40,7 +40,65 @@ pub struct ConsoleActions {
     pub notices: mpsc::UnboundedReceiver<String>,
     pub prompts: mpsc::UnboundedReceiver<Prompt>,
     pub confirms: mpsc::UnboundedSender<bool>,
+    /// Where RBAC refuses the action keys' writes, sent once after start.
+    pub access: mpsc::UnboundedReceiver<ActionAccess>,
     pub task: tokio::task::JoinHandle<()>,
+}
+
+/// At most this many namespaces are asked about one by one when the cluster-wide
+/// review says no (an operator's Role may be per team namespace).
+const MAX_NAMESPACE_REVIEWS: usize = 64;
+
+/// Where may we patch Workloads? One cluster-wide access review; when it says no, one
+/// per namespace that has LocalQueues or Workloads (waiting up to `wait` for the first
+/// snapshot to name them). An unanswered review (404, timeout) counts as allowed: the
+/// write's own answer will tell.
+async fn survey_access(
+    actor: &Actor,
+    snapshots: &mut watch::Receiver<Arc<Snapshot>>,
+    wait: Duration,
+) -> ActionAccess {
+    use super::catalog::WORKLOADS_PATCH;
+    use super::permissions::{Access, check};
+    let reason = match check(&actor.exec, &WORKLOADS_PATCH, "", None).await {
+        Access::Denied { reason } => reason,
+        Access::Allowed | Access::Unknown { .. } => return ActionAccess::default(),
+    };
+    let namespaces_of = |s: &Snapshot| -> std::collections::BTreeSet<String> {
+        let st = &s.state;
+        st.local_queues
+            .keys()
+            .map(|(ns, _)| ns.clone())
+            .chain(st.workloads.keys().map(|(ns, _)| ns.clone()))
+            .collect()
+    };
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut namespaces = namespaces_of(&snapshots.borrow());
+    while namespaces.is_empty() {
+        match tokio::time::timeout_at(deadline, snapshots.changed()).await {
+            Ok(Ok(())) => namespaces = namespaces_of(&snapshots.borrow()),
+            _ => break,
+        }
+    }
+    let mut denied = std::collections::BTreeMap::new();
+    let mut asked = 0;
+    for ns in namespaces.iter().take(MAX_NAMESPACE_REVIEWS) {
+        asked += 1;
+        if let Access::Denied { reason } = check(&actor.exec, &WORKLOADS_PATCH, ns, None).await {
+            denied.insert(ns.clone(), reason);
+        }
+    }
+    if denied.len() == asked {
+        ActionAccess {
+            everywhere: Some(reason),
+            namespaces: Default::default(),
+        }
+    } else {
+        ActionAccess {
+            everywhere: None,
+            namespaces: denied,
+        }
+    }
 }
 
 fn audit_row(r: &super::AuditRecord) -> AuditRow {
@@ -147,6 +205,7 @@ pub async fn spawn_console_actions(
     let (note_tx, note_rx) = mpsc::unbounded_channel::<String>();
     let (prompt_tx, prompt_rx) = mpsc::unbounded_channel::<Prompt>();
     let (confirm_tx, mut confirm_rx) = mpsc::unbounded_channel::<bool>();
+    let (access_tx, access_rx) = mpsc::unbounded_channel::<ActionAccess>();
     let policy = settings.policy.clone();
     let task = tokio::spawn(async move {
         let push = |o: &Outcome| {
@@ -162,15 +221,24 @@ pub async fn spawn_console_actions(
                 let _ = note_tx.send(o.message.clone());
             }
         }
-        // Before offering actions: say so at once when RBAC will refuse them.
-        if !actor.exec.is_readonly()
-            && let super::permissions::Access::Denied { reason } =
-                super::permissions::check(&actor.exec, &super::catalog::WORKLOADS_PATCH, "", None)
-                    .await
-        {
-            let _ = note_tx.send(format!(
-                "actions will be refused: you may not patch workloads in every namespace ({reason})"
-            ));
+        // Before offering actions: where will RBAC refuse them? (Only when the
+        // cluster-wide review says no does this wait, for the first snapshot's
+        // namespaces, and ask per namespace.)
+        if !actor.exec.is_readonly() {
+            let mut snaps = snapshots.clone();
+            let access = survey_access(&actor, &mut snaps, Duration::from_secs(10)).await;
+            if let Some(why) = &access.everywhere {
+                let _ = note_tx.send(format!(
+                    "actions unavailable: you may not patch workloads ({why})"
+                ));
+            } else if !access.namespaces.is_empty() {
+                let list: Vec<&str> = access.namespaces.keys().map(String::as_str).collect();
+                let _ = note_tx.send(format!(
+                    "actions unavailable in {}: you may not patch workloads there",
+                    list.join(", ")
+                ));
+            }
+            let _ = access_tx.send(access);
         }
         while let Some(req) = req_rx.recv().await {
             let prepared: Result<(Prepared, Prompt), NotOffered> =
@@ -262,6 +330,7 @@ pub async fn spawn_console_actions(
         notices: note_rx,
         prompts: prompt_rx,
         confirms: confirm_tx,
+        access: access_rx,
         task,
     })
 }

@@ -177,6 +177,7 @@ async fn live_console(
             opts.notices = Some(a.notices);
             opts.prompts = Some(a.prompts);
             opts.confirms = Some(a.confirms);
+            opts.access = Some(a.access);
             Some(a.task)
         }
         Err(e) => {

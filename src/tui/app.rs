@@ -112,6 +112,8 @@ pub struct App {
     pub size: (u16, u16),
     pub cache: Cache,
     pub gpu_history: HashMap<String, History>,
+    /// Where RBAC refuses the action keys' writes.
+    pub access: super::msg::ActionAccess,
 }
 
 impl App {
@@ -132,6 +134,7 @@ impl App {
             size: (80, 24),
             cache: Cache::default(),
             gpu_history: HashMap::new(),
+            access: Default::default(),
         }
     }
 

@@ -40,7 +40,8 @@ pub use data::{
     ProposalView, ResourceSync, Severity, SyncState, SyncStatus, Verdict,
 };
 pub use msg::{
-    ActionKind, ActionRequest, ActionTarget, Effect, Msg, PriorityChoice, Prompt, ViewId,
+    ActionAccess, ActionKind, ActionRequest, ActionTarget, Effect, Msg, PriorityChoice, Prompt,
+    ViewId,
 };
 pub use run::{RunOptions, run_terminal};
 pub use theme::Theme;

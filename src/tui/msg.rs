@@ -22,6 +22,33 @@ pub enum Msg {
     /// The action executor asks the operator to confirm this: the next key answers
     /// (`y` confirms, anything else cancels). See [`super::confirm`].
     Confirm(Prompt),
+    /// Where RBAC refuses the console's writes (from access reviews at start).
+    Access(ActionAccess),
+}
+
+/// Where the cluster's RBAC refuses the writes behind the action keys (`patch` on
+/// Workloads), from SelfSubjectAccessReviews the action task makes when the console
+/// starts. Refused actions are shown unavailable, with the reason, and never requested.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ActionAccess {
+    /// Refused in every namespace.
+    pub everywhere: Option<String>,
+    /// Refused in these namespaces (namespace → reason).
+    pub namespaces: std::collections::BTreeMap<String, String>,
+}
+
+impl ActionAccess {
+    /// Why writes in `namespace` are refused, if they are.
+    pub fn refusal(&self, namespace: &str) -> Option<&str> {
+        self.everywhere
+            .as_deref()
+            .or_else(|| self.namespaces.get(namespace).map(String::as_str))
+    }
+
+    /// Nothing is known to be refused.
+    pub fn all_allowed(&self) -> bool {
+        self.everywhere.is_none() && self.namespaces.is_empty()
+    }
 }
 
 /// A confirmation prompt: a one-line summary of exactly what will be written, and

@@ -18,7 +18,7 @@ use super::color::ColorEnv;
 use super::config::{Config, ConfigError};
 use super::data::ConsoleData;
 use super::keymap::Keymap;
-use super::msg::{ActionRequest, Effect, Msg, Prompt, ViewId};
+use super::msg::{ActionAccess, ActionRequest, Effect, Msg, Prompt, ViewId};
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::views::view;
@@ -40,6 +40,8 @@ pub struct RunOptions {
     pub prompts: Option<mpsc::UnboundedReceiver<Prompt>>,
     /// The operator's answers to those prompts.
     pub confirms: Option<mpsc::UnboundedSender<bool>>,
+    /// Where RBAC refuses the action keys' writes (from the action executor).
+    pub access: Option<mpsc::UnboundedReceiver<ActionAccess>>,
     /// "Now" for ages and waits: the wall clock, or the simulator's in the demo.
     pub clock: Clock,
 }
@@ -63,6 +65,7 @@ impl RunOptions {
             notices: None,
             prompts: None,
             confirms: None,
+            access: None,
             clock: Clock::wall(),
         })
     }
@@ -97,6 +100,7 @@ pub async fn run_terminal(
     let mut data_open = true;
     let mut notices = opts.notices.take();
     let mut prompts = opts.prompts.take();
+    let mut access = opts.access.take();
 
     loop {
         let due = last_draw.map_or(Instant::now(), |t| t + min_frame);
@@ -130,6 +134,9 @@ pub async fn run_terminal(
             }
             Some(prompt) = async { prompts.as_mut()?.recv().await }, if prompts.is_some() => {
                 Msg::Confirm(prompt)
+            }
+            Some(a) = async { access.as_mut()?.recv().await }, if access.is_some() => {
+                Msg::Access(a)
             }
             _ = tick.tick() => Msg::Tick(opts.clock.now_ms()),
             // Wake up to draw a frame that the rate limit held back.

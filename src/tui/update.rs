@@ -35,6 +35,10 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             vec![Effect::Redraw]
         }
         Msg::Confirm(summary) => super::confirm::ask(app, summary),
+        Msg::Access(access) => {
+            app.access = access;
+            vec![Effect::Redraw]
+        }
         Msg::Key(key) => on_key(app, key),
     }
 }
@@ -252,7 +256,22 @@ fn act(app: &mut App, kind: ActionKind) -> Vec<Effect> {
         app.message = Some(format!("read-only: {} is disabled", kind.name()));
         return vec![Effect::Redraw];
     }
-    match action_target(app, kind) {
+    let target = action_target(app, kind);
+    let refused = match &target {
+        Ok(
+            ActionTarget::Workload { namespace, .. } | ActionTarget::LocalQueue { namespace, .. },
+        ) => app
+            .access
+            .refusal(namespace)
+            .map(|why| format!("in {namespace}: {why}")),
+        Ok(_) => app.access.everywhere.clone(),
+        Err(_) => None,
+    };
+    if let Some(why) = refused {
+        app.message = Some(format!("{}: unavailable {why}", kind.name()));
+        return vec![Effect::Redraw];
+    }
+    match target {
         // Reprioritize asks for the new priority first (the picker sends the request).
         Ok(ActionTarget::Workload { namespace, name }) if kind == ActionKind::Reprioritize => {
             super::priority::open(app, namespace, name);

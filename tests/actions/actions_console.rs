@@ -288,3 +288,69 @@ fn readonly_never_opens_the_picker() {
     assert!(!s.contains("Reprioritize"), "{s}");
     assert!(s.contains("read-only: reprioritize is disabled"), "{s}");
 }
+
+// --- RBAC: action keys refused where the access reviews said no ---
+
+fn filter_to(a: &mut App, text: &str) {
+    update(a, key(KeyCode::Char('/')));
+    tui_fixture::type_str(a, text);
+    update(a, key(KeyCode::Enter));
+}
+
+#[test]
+fn actions_refused_by_rbac_in_a_namespace_are_unavailable_there_only() {
+    let mut a = app(ViewId::Workloads, 120, 30, "dark");
+    let mut access = ActionAccess::default();
+    access.namespaces.insert(
+        "nlp-team".into(),
+        "RBAC: no patch on workloads in nlp-team".into(),
+    );
+    update(&mut a, Msg::Access(access));
+    let shot = tui_fixture::screen(&a, 120, 30);
+    assert!(shot.contains("a h r p unavailable in nlp-team"), "{shot}");
+
+    filter_to(&mut a, "bert-pretrain");
+    let effects = update(&mut a, key(KeyCode::Char('h')));
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::RunAction(_))),
+        "{effects:?}"
+    );
+    let msg = a.message.clone().unwrap();
+    assert!(msg.contains("unavailable in nlp-team"), "{msg}");
+    assert!(msg.contains("RBAC: no patch"), "{msg}");
+    // `p` does not even open the picker.
+    update(&mut a, key(KeyCode::Char('p')));
+    assert_eq!(a.mode, Mode::Normal);
+
+    // cv-team is allowed: the same key asks the executor.
+    update(&mut a, key(KeyCode::Esc));
+    filter_to(&mut a, "resnet-sweep");
+    let effects = update(&mut a, key(KeyCode::Char('h')));
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::RunAction(_))),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn actions_refused_everywhere_say_so_on_the_hint_line_and_approve_too() {
+    let mut a = app(ViewId::Plan, 140, 30, "dark");
+    update(
+        &mut a,
+        Msg::Access(ActionAccess {
+            everywhere: Some("simulated RBAC forbids patch on workloads".into()),
+            ..Default::default()
+        }),
+    );
+    let shot = tui_fixture::screen(&a, 140, 30);
+    assert!(
+        shot.contains("a h r p unavailable: simulated RBAC forbids patch on workloads"),
+        "{shot}"
+    );
+    let effects = update(&mut a, key(KeyCode::Char('a')));
+    assert!(
+        !effects.iter().any(|e| matches!(e, Effect::RunAction(_))),
+        "{effects:?}"
+    );
+    assert!(a.message.clone().unwrap().contains("unavailable"));
+}

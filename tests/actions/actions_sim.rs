@@ -774,3 +774,56 @@ async fn readonly_sends_zero_write_requests() {
     assert_eq!(env.audit_lines().len(), 4);
     env.sim.shutdown().await;
 }
+
+/// The console's action task asks the apiserver (SelfSubjectAccessReview, answered by
+/// the simulator from its fault rules) where it may patch Workloads, and tells the
+/// console before any key is pressed; nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_actions_learn_where_rbac_refuses_before_any_key() {
+    use gangplank::actions::console::{ConsoleActionSettings, spawn_console_actions};
+
+    let env = start(Scenario::seed(), 60.0).await;
+    env.sim.server().faults().add_rule(FaultRule {
+        resource: "workloads".into(),
+        verbs: vec!["patch".into()],
+        status: Some(403),
+        ..Default::default()
+    });
+    let opts = SourceOptions::default();
+    let client = source::connect(&env.cluster, opts.read_timeout())
+        .await
+        .unwrap();
+    let handle = source::start(client, opts).await;
+    let (poke, _pokes) = tokio::sync::mpsc::unbounded_channel();
+    let settings = ConsoleActionSettings {
+        audit_log: Some(env.audit.clone()),
+        ..Default::default()
+    };
+    let mut actions = spawn_console_actions(
+        &env.cluster,
+        &settings,
+        handle.snapshots(),
+        Default::default(),
+        poke,
+    )
+    .await
+    .unwrap();
+    let access = tokio::time::timeout(DEADLINE, actions.access.recv())
+        .await
+        .expect("no access survey within the deadline")
+        .expect("the action task ended");
+    // Every namespace of the seed refuses, so the console hears "everywhere".
+    let why = access.everywhere.expect("refused everywhere");
+    assert!(why.contains("forbids patch on workloads"), "{why}");
+    let note = tokio::time::timeout(DEADLINE, actions.notices.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(note.starts_with("actions unavailable"), "{note}");
+    let stats = env.sim.server().stats();
+    assert_eq!(stats.write_count(), 0);
+    assert!(stats.count_verb("review") >= 2, "cluster-wide, then per namespace");
+    actions.task.abort();
+    handle.shutdown().await;
+    env.sim.shutdown().await;
+}

@@ -103,10 +103,29 @@ pub fn render_message(frame: &mut Frame, area: Rect, app: &App) {
         ]),
         _ => match &app.message {
             Some(m) => Line::from(Span::styled(m.clone(), t.message)),
-            None => Line::from(Span::styled(
-                "? help  : command  / filter  1-7 views  enter details  q quit",
-                t.muted,
-            )),
+            None => {
+                let mut spans = vec![Span::styled(
+                    "? help  : command  / filter  1-7 views  enter details  q quit",
+                    t.muted,
+                )];
+                // Greyed, and said in words: which action keys RBAC refuses, and why.
+                if !app.readonly && !app.access.all_allowed() {
+                    let text = match &app.access.everywhere {
+                        Some(why) => format!("   a h r p unavailable: {why}"),
+                        None => format!(
+                            "   a h r p unavailable in {}",
+                            app.access
+                                .namespaces
+                                .keys()
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    };
+                    spans.push(Span::styled(text, t.muted));
+                }
+                Line::from(spans)
+            }
         },
     };
     frame.render_widget(Paragraph::new(line), area);
