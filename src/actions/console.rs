@@ -121,6 +121,8 @@ enum Prepared {
     Resume(String),
     Approve(Box<ApprovalPlan>),
     SetPriority(String, PriorityTarget),
+    /// Queue kind, namespace ("" for a ClusterQueue), name, hold?
+    Queue(&'static str, String, String, bool),
 }
 
 /// Why a request was not offered: a message, and whether the refusal is audited
@@ -180,6 +182,28 @@ async fn prepare_priority(
             details,
         },
     ))
+}
+
+/// Hold or resume a queue: what will be written, in words.
+fn queue_prompt(
+    kind: &'static str,
+    namespace: String,
+    name: String,
+    hold: bool,
+) -> (Prepared, Prompt) {
+    let shown = if namespace.is_empty() {
+        name.clone()
+    } else {
+        format!("{namespace}/{name}")
+    };
+    let summary = if hold {
+        format!(
+            "hold {kind} {shown} (stopPolicy: Hold — nothing new is admitted, running workloads keep running)"
+        )
+    } else {
+        format!("resume {kind} {shown} (stopPolicy: None)")
+    };
+    (Prepared::Queue(kind, namespace, name, hold), summary.into())
 }
 
 /// Starts the console's action task. Each request is prepared (resolved, planned),
@@ -272,10 +296,21 @@ pub async fn spawn_console_actions(
                     (Key::Reprioritize, _, _) => {
                         Err("choose a workload and a priority first".to_string().into())
                     }
-                    (_, ActionTarget::ClusterQueue { .. } | ActionTarget::LocalQueue { .. }, _) => {
-                        Err("holding a whole queue is not supported; hold its workloads"
-                            .to_string()
-                            .into())
+                    (Key::Hold | Key::Resume, ActionTarget::ClusterQueue { name }, _) => {
+                        Ok(queue_prompt(
+                            "ClusterQueue",
+                            String::new(),
+                            name.clone(),
+                            req.kind == Key::Hold,
+                        ))
+                    }
+                    (Key::Hold | Key::Resume, ActionTarget::LocalQueue { namespace, name }, _) => {
+                        Ok(queue_prompt(
+                            "LocalQueue",
+                            namespace.clone(),
+                            name.clone(),
+                            req.kind == Key::Hold,
+                        ))
                     }
                     _ => Err("not supported for this selection".to_string().into()),
                 };
@@ -294,6 +329,19 @@ pub async fn spawn_console_actions(
                 Prepared::Resume(t) => (ActionKind::Resume, t.clone()),
                 Prepared::Approve(p) => (ActionKind::Approve, p.preemptor.clone()),
                 Prepared::SetPriority(t, _) => (ActionKind::SetPriority, t.clone()),
+                Prepared::Queue(kind, ns, name, hold) => {
+                    let action = if *hold {
+                        ActionKind::Hold
+                    } else {
+                        ActionKind::Resume
+                    };
+                    let key = if ns.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{ns}/{name}")
+                    };
+                    (action, format!("{}/{key}", kind.to_ascii_lowercase()))
+                }
             };
             // Answers to an earlier, lapsed prompt must not confirm this one.
             while confirm_rx.try_recv().is_ok() {}
@@ -316,6 +364,9 @@ pub async fn spawn_console_actions(
                     execute_approval(&actor, &plan, &ApproveOptions::default()).await
                 }
                 Prepared::SetPriority(t, to) => actor.set_priority(&t, &to).await,
+                Prepared::Queue(kind, ns, name, hold) => {
+                    actor.set_queue_stop(kind, &ns, &name, hold).await
+                }
             };
             push(&o);
             let _ = note_tx.send(if o.ok {

@@ -48,14 +48,18 @@ pub struct ObjRef {
 }
 
 impl ObjRef {
-    /// `kind ns/name`, as messages name it.
+    /// `kind ns/name` (`kind name` when cluster-scoped), as messages name it.
     pub fn describe(&self) -> String {
-        format!("{} {}/{}", self.resource.kind, self.namespace, self.name)
+        format!("{} {}", self.resource.kind, self.key())
     }
 
-    /// `ns/name`.
+    /// `ns/name`, or `name` when cluster-scoped.
     pub fn key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
+        if self.namespace.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.namespace, self.name)
+        }
     }
 }
 
@@ -137,8 +141,27 @@ impl Executor {
         }
     }
 
+    /// A Kueue queue by kind (`ClusterQueue`: cluster-scoped, `namespace` empty; or
+    /// `LocalQueue`) at the served Kueue version.
+    pub fn queue(&self, kind: &str, namespace: &str, name: &str) -> ObjRef {
+        let plural = format!("{}s", kind.to_ascii_lowercase());
+        ObjRef {
+            resource: ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk(KUEUE_GROUP, &self.kueue_version, kind),
+                &plural,
+            ),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+
     fn api(&self, obj: &ObjRef) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), &obj.namespace, &obj.resource)
+        // An empty namespace addresses a cluster-scoped object (a ClusterQueue).
+        if obj.namespace.is_empty() {
+            Api::all_with(self.client.clone(), &obj.resource)
+        } else {
+            Api::namespaced_with(self.client.clone(), &obj.namespace, &obj.resource)
+        }
     }
 
     /// Reads an object (reads are allowed in read-only mode).

@@ -145,6 +145,18 @@ impl Actor {
         ops::set_active(self, target, true).await
     }
 
+    /// Hold (`stopPolicy: Hold`) or resume (`None`) a ClusterQueue (`namespace` empty)
+    /// or LocalQueue.
+    pub async fn set_queue_stop(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        hold: bool,
+    ) -> Outcome {
+        ops::set_queue_stop(self, kind, namespace, name, hold).await
+    }
+
     /// Change a job's priority.
     pub async fn set_priority(&self, target: &str, to: &PriorityTarget) -> Outcome {
         ops::set_priority(self, target, to).await

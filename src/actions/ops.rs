@@ -115,6 +115,68 @@ pub async fn set_active(actor: &Actor, target: &str, want: bool) -> Outcome {
     actor.finish(rec, result)
 }
 
+/// Hold or resume a whole queue through its `spec.stopPolicy`, as `kueuectl stop
+/// --keep-already-running` / `kueuectl resume` do: `Hold` admits nothing new and
+/// evicts nothing. Same steps as every action: read, access review, dry run, write.
+pub async fn set_queue_stop(
+    actor: &Actor,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    hold: bool,
+) -> Outcome {
+    let action = if hold {
+        ActionKind::Hold
+    } else {
+        ActionKind::Resume
+    };
+    let obj = actor.exec.queue(kind, namespace, name);
+    let mut rec = actor.record(
+        action,
+        &format!("{}/{}", kind.to_ascii_lowercase(), obj.key()),
+    );
+    let result = async {
+        let current = actor.exec.get(&obj).await?;
+        let before = current
+            .pointer("/spec/stopPolicy")
+            .and_then(Value::as_str)
+            .unwrap_or("None")
+            .to_string();
+        rec.before = json!({"stopPolicy": before});
+        let want = if hold { "Hold" } else { "None" };
+        // Resuming undoes HoldAndDrain too; holding an already drained queue is a no-op.
+        if before == want || (hold && before == "HoldAndDrain") {
+            rec.dry_run = "skipped".into();
+            return Ok((
+                "noop",
+                format!("{} is already stopPolicy {before}; nothing written", obj.describe()),
+            ));
+        }
+        preflight(actor, &obj).await?;
+        let body = plan::queue_stop_policy(hold, super::resolve::rv(&current).as_deref());
+        let dry = actor
+            .exec
+            .dry_run(&obj, &body)
+            .await
+            .inspect_err(|e| rec.dry_run = dry_run_refusal(e))?;
+        rec.dry_run = "ok".into();
+        let w = actor.exec.commit(&obj, &body, dry).await?;
+        rec.after = json!({"stopPolicy": w.after.pointer("/spec/stopPolicy").cloned().unwrap_or(json!("None"))});
+        Ok(if w.dry_run_only {
+            ("dry-run", format!("dry run: the apiserver accepts stopPolicy {want} on {}", obj.describe()))
+        } else if hold {
+            (
+                "done",
+                format!("held {}: Kueue admits nothing new from it; running workloads keep running", obj.describe()),
+            )
+        } else {
+            ("done", format!("resumed {}: Kueue admits from it again", obj.describe()))
+        })
+    }
+    .await;
+    actor.finish(rec, result)
+}
+
 fn uses_workload_priority_class(wl: &Value, job: Option<&Value>) -> bool {
     let by_ref = wl
         .pointer("/spec/priorityClassRef/kind")

@@ -25,6 +25,13 @@ pub fn resume(rv: Option<&str>) -> Value {
     with_rv(json!({"spec": {"active": true}}), rv)
 }
 
+/// A queue's `spec.stopPolicy` (what `kueuectl stop|resume clusterqueue|localqueue`
+/// writes): `Hold` stops new admissions and keeps what runs; `None` resumes.
+pub fn queue_stop_policy(hold: bool, rv: Option<&str>) -> Value {
+    let policy = if hold { "Hold" } else { "None" };
+    with_rv(json!({"spec": {"stopPolicy": policy}}), rv)
+}
+
 /// A job's WorkloadPriorityClass label (Kueue propagates it to the Workload).
 pub fn job_priority_class(class: &str, rv: Option<&str>) -> Value {
     with_rv(

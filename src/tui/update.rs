@@ -257,15 +257,14 @@ fn act(app: &mut App, kind: ActionKind) -> Vec<Effect> {
         return vec![Effect::Redraw];
     }
     let target = action_target(app, kind);
+    // The access survey is about patching Workloads: queues are checked when asked.
     let refused = match &target {
-        Ok(
-            ActionTarget::Workload { namespace, .. } | ActionTarget::LocalQueue { namespace, .. },
-        ) => app
+        Ok(ActionTarget::Workload { namespace, .. }) => app
             .access
             .refusal(namespace)
             .map(|why| format!("in {namespace}: {why}")),
-        Ok(_) => app.access.everywhere.clone(),
-        Err(_) => None,
+        Ok(ActionTarget::Proposal { .. }) => app.access.everywhere.clone(),
+        _ => None,
     };
     if let Some(why) = refused {
         app.message = Some(format!("{}: unavailable {why}", kind.name()));

@@ -822,8 +822,78 @@ async fn console_actions_learn_where_rbac_refuses_before_any_key() {
     assert!(note.starts_with("actions unavailable"), "{note}");
     let stats = env.sim.server().stats();
     assert_eq!(stats.write_count(), 0);
-    assert!(stats.count_verb("review") >= 2, "cluster-wide, then per namespace");
+    assert!(
+        stats.count_verb("review") >= 2,
+        "cluster-wide, then per namespace"
+    );
     actions.task.abort();
     handle.shutdown().await;
+    env.sim.shutdown().await;
+}
+
+/// Holding a whole ClusterQueue writes `stopPolicy: Hold` (as `kueuectl stop
+/// clusterqueue --keep-already-running`): Kueue reports it inactive and admits nothing
+/// new, running workloads keep running; resume writes `None`. One audit line each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holding_a_cluster_queue_stops_admission_and_resume_restores_it() {
+    let env = start(Scenario::seed(), 60.0).await;
+    let store = env.store().clone();
+    wait_until("bert admitted", || {
+        wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| admitted(&w))
+    })
+    .await;
+    let cq = || {
+        store
+            .get(&ResourceKey::CLUSTER_QUEUES, None, "hyperpod-global-queue")
+            .unwrap()
+    };
+    let actor = env.actor(false).await;
+    let o = actor
+        .set_queue_stop("ClusterQueue", "", "hyperpod-global-queue", true)
+        .await;
+    assert!(o.ok, "{}", o.message);
+    assert!(
+        o.message
+            .contains("held ClusterQueue hyperpod-global-queue"),
+        "{}",
+        o.message
+    );
+    assert_eq!(cq()["spec"]["stopPolicy"], "Hold");
+    wait_until("the ClusterQueue reported stopped", || {
+        cond(&cq(), "Active").is_some_and(|(s, r)| s == "False" && r == "Stopped")
+    })
+    .await;
+    // Running workloads keep running.
+    assert!(wl_of(&store, "nlp-team", "bert-pretrain").is_some_and(|w| admitted(&w)));
+    // Holding again writes nothing.
+    let again = actor
+        .set_queue_stop("ClusterQueue", "", "hyperpod-global-queue", true)
+        .await;
+    assert!(
+        again.ok && again.message.contains("nothing written"),
+        "{}",
+        again.message
+    );
+
+    let o = actor
+        .set_queue_stop("ClusterQueue", "", "hyperpod-global-queue", false)
+        .await;
+    assert!(o.ok, "{}", o.message);
+    assert_eq!(cq()["spec"]["stopPolicy"], "None");
+    wait_until("the ClusterQueue active again", || {
+        cond(&cq(), "Active").is_some_and(|(s, _)| s == "True")
+    })
+    .await;
+    let lines = env.audit_lines();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0].target, "clusterqueue/hyperpod-global-queue");
+    assert_eq!(
+        [
+            lines[0].outcome.as_str(),
+            lines[1].outcome.as_str(),
+            lines[2].outcome.as_str()
+        ],
+        ["done", "noop", "done"]
+    );
     env.sim.shutdown().await;
 }
