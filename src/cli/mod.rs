@@ -4,7 +4,7 @@ mod actions;
 mod args;
 mod console;
 mod doctor;
-mod feed;
+pub mod feed;
 mod history;
 mod live;
 mod plan;

@@ -3,6 +3,7 @@
 #[path = "../tui_fixture/mod.rs"]
 mod tui_fixture;
 
+mod sim_views;
 mod tui_config;
 mod tui_docs;
 mod tui_input;

@@ -342,7 +342,21 @@ fn status_bar_spells_out_sync_state() {
         s.contains("ctx seed (simulator) │ pods syncing 120/500, nodes resyncing 12s"),
         "{s}"
     );
-    assert!(s.contains("last event 3s ago │ plan 3ms, 2s ago"), "{s}");
+    // The plan was computed after the last event: it is current, and shows no ticking age.
+    assert!(s.contains("last event 3s ago │ plan 3ms, current"), "{s}");
+
+    // A newer event than the plan's snapshot: the plan lags and says how old it is.
+    let mut lagging = tui_fixture::data();
+    let mut plan = (*lagging.plan.clone().unwrap()).clone();
+    plan.computed_at = Some(now - 5_000);
+    lagging.plan = Some(std::sync::Arc::new(plan));
+    lagging.sync.last_event = Some(now - 1_000);
+    update(&mut a, Msg::Data(lagging));
+    let s = tui_fixture::screen(&a, 160, 48);
+    assert!(
+        s.contains("last event 1s ago │ plan 3ms, re-planning (plan is 5s old)"),
+        "{s}"
+    );
 }
 
 #[test]

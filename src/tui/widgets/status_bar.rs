@@ -69,14 +69,26 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleDat
         None => " │ no events yet".into(),
     };
     spans.push(Span::raw(last));
-    let plan = match data.plan.as_deref() {
-        Some(p) => match (p.duration_ms, p.computed_at) {
-            (Some(d), Some(at)) => format!(" │ plan {d}ms, {} ago", format_age(app.now - at)),
-            (Some(d), None) => format!(" │ plan {d}ms"),
-            (None, Some(at)) => format!(" │ plan {} ago", format_age(app.now - at)),
-            (None, None) => " │ plan ready".into(),
+    // The plan's age only matters while it lags behind the data (a newer event than
+    // the snapshot it was computed on): an up-to-date plan shows no ticking age, so an
+    // idle console's screen does not change.
+    let behind = match (
+        data.plan.as_deref().and_then(|p| p.computed_at),
+        data.sync.last_event,
+    ) {
+        (Some(at), Some(ev)) if ev > at => Some(format_age(app.now - at)),
+        _ => None,
+    };
+    let plan = match (data.plan.as_deref(), behind) {
+        (Some(p), Some(age)) => match p.duration_ms {
+            Some(d) => format!(" │ plan {d}ms, re-planning (plan is {age} old)"),
+            None => format!(" │ re-planning (plan is {age} old)"),
         },
-        None => " │ no plan".into(),
+        (Some(p), None) => match p.duration_ms {
+            Some(d) => format!(" │ plan {d}ms, current"),
+            None => " │ plan current".into(),
+        },
+        (None, _) => " │ no plan".into(),
     };
     spans.push(Span::raw(plan));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);

@@ -1,0 +1,133 @@
+//! Every view rendered from the simulator's data, at 80×24 and 160×48: the seed story
+//! played by the simulated cluster to minute 12 (the boss job admitted, the two newest
+//! normal jobs preempted and waiting), its objects read back through the model parser
+//! as a dump would be, planned by the engine, checked by doctor and adapted by the
+//! console's feed — the path `gangplank -f` and the live console take. Review the
+//! `.snap` files: they are the console as a person sees it.
+
+use std::sync::Arc;
+
+use gangplank::cli::feed;
+use gangplank::engine::{self, PlanOptions};
+use gangplank::model::{Loader, Origin};
+use gangplank::sim::resources;
+use gangplank::sim::{Scenario, SimCluster, SimOptions};
+use gangplank::source::resources::ResourceKind;
+use gangplank::source::sync::{ResourceSync, SyncEvent};
+use gangplank::source::{LivePlan, Snapshot};
+use gangplank::tui::*;
+
+use crate::tui_fixture::screen;
+
+const MINUTE: i64 = 60_000;
+
+/// The console's data and "now" at `minute` of the seed scenario.
+fn seed_at(minute: i64) -> (ConsoleData, i64) {
+    let mut sim = SimCluster::from_scenario(&Scenario::seed(), SimOptions::default());
+    let now = sim.clock().start_ms() + minute * MINUTE;
+    sim.advance_to(now);
+    let store = sim.store();
+    let mut loader = Loader::new();
+    for def in resources::all() {
+        for obj in store.list(&def.key(), None).items {
+            loader
+                .add_value(Origin::default(), &obj)
+                .expect("the simulator's objects parse");
+        }
+    }
+    let state = loader.finish();
+    let plan = engine::plan(
+        &state,
+        &PlanOptions {
+            now,
+            ..PlanOptions::default()
+        },
+    );
+    let taken_at = jiff::Timestamp::from_millisecond(now).unwrap();
+    let mut snap = Snapshot::empty(None);
+    snap.generation = 1;
+    snap.taken_at = taken_at;
+    snap.state = Arc::new(state);
+    snap.sync = ResourceKind::ALL
+        .iter()
+        .map(|&k| {
+            let mut s = ResourceSync::new(k);
+            s.on(SyncEvent::ListStarted, taken_at);
+            s.on(SyncEvent::ListDone, taken_at);
+            s
+        })
+        .collect();
+    let live = LivePlan {
+        generation: 1,
+        plan,
+        drift: Vec::new(),
+        plan_time: std::time::Duration::from_millis(3),
+    };
+    (
+        feed::console_data(&snap, Some(&live), "simulator: seed", 1),
+        now,
+    )
+}
+
+fn app_on(data: &ConsoleData, now: i64, view: ViewId, w: u16, h: u16) -> App {
+    let mut app = App::new(
+        keymap::Keymap::default(),
+        Theme::preset("dark"),
+        false,
+        view,
+    );
+    update(&mut app, Msg::Resize(w, h));
+    update(&mut app, Msg::Tick(now));
+    update(&mut app, Msg::Data(data.clone()));
+    app
+}
+
+#[test]
+fn every_view_from_the_simulated_seed_story() {
+    let (data, now) = seed_at(12);
+    for view in ViewId::ALL {
+        for (w, h) in [(80, 24), (160, 48)] {
+            let app = app_on(&data, now, view, w, h);
+            insta::assert_snapshot!(
+                format!("sim_{}_{w}x{h}", view.name().to_lowercase()),
+                screen(&app, w, h)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_simulated_story_reads_as_the_seed_tells_it() {
+    let (data, now) = seed_at(12);
+    let app = app_on(&data, now, ViewId::Workloads, 160, 48);
+    let shot = screen(&app, 160, 48);
+    let row = |needle: &str| {
+        shot.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no row for {needle}:\n{shot}"))
+            .to_string()
+    };
+    assert!(row("boss-urgent").contains("Admitted"), "{shot}");
+    assert!(row("gpt-eval").contains("Preempted"), "{shot}");
+    assert!(row("yolo-train").contains("Preempted"), "{shot}");
+    assert!(row("bert-pretrain").contains("Admitted"), "{shot}");
+    let queues = screen(&app_on(&data, now, ViewId::Queues, 160, 48), 160, 48);
+    assert!(queues.contains("32/32"), "{queues}");
+}
+
+#[test]
+fn every_theme_renders_the_simulated_queues_view() {
+    let (data, now) = seed_at(12);
+    for theme in ["dark", "light", "high-contrast", "monochrome"] {
+        let mut app = App::new(
+            keymap::Keymap::default(),
+            Theme::preset(theme),
+            false,
+            ViewId::Queues,
+        );
+        update(&mut app, Msg::Resize(80, 24));
+        update(&mut app, Msg::Tick(now));
+        update(&mut app, Msg::Data(data.clone()));
+        insta::assert_snapshot!(format!("sim_queues_theme_{theme}"), screen(&app, 80, 24));
+    }
+}
