@@ -205,7 +205,7 @@ impl Loader {
         if value.is_null() {
             return Ok(());
         }
-        let root = At::root(value, path);
+        let root = At::root(value, &path);
         let fail = |object: Option<String>| {
             let origin = origin.clone();
             move |e: FieldError| ParseError {
@@ -252,7 +252,7 @@ impl Loader {
                         m.insert("apiVersion".into(), Value::String(av.to_string()));
                     }
                 }
-                self.add_object(origin, &owned, item.path.clone(), depth + 1)?;
+                self.add_object(origin, &owned, item.path(), depth + 1)?;
             }
             return Ok(());
         }
