@@ -49,13 +49,18 @@ fn find<'a>(state: &'a ClusterState, key: &str) -> Option<&'a Workload> {
     state
         .workloads
         .get(&(ns.to_string(), name.to_string()))
+        .map(|w| &**w)
         .or_else(|| {
-            state.workloads.values().find(|w| {
-                w.namespace == ns
-                    && w.owner
-                        .as_ref()
-                        .is_some_and(|o| o.controller && o.name == name)
-            })
+            state
+                .workloads
+                .values()
+                .find(|w| {
+                    w.namespace == ns
+                        && w.owner
+                            .as_ref()
+                            .is_some_and(|o| o.controller && o.name == name)
+                })
+                .map(|w| &**w)
         })
 }
 
@@ -187,6 +192,7 @@ pub fn consequence(
         .workloads
         .get_mut(&(wl.namespace.clone(), wl.name.clone()))
         .expect("found above");
+    let target = std::sync::Arc::make_mut(target);
     target.priority = value;
     if class.is_some() {
         target.priority_class = class.clone();

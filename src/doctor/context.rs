@@ -268,6 +268,7 @@ impl<'a> Context<'a> {
                 let is_owner = owner_kind == "Pod" && p.name == owner_name;
                 by_owner || by_label || by_group || is_owner
             })
+            .map(|p| &**p)
             .collect()
     }
 
@@ -277,6 +278,7 @@ impl<'a> Context<'a> {
             .nodes
             .values()
             .filter(|n| flavor_matches_node(flavor, n))
+            .map(|n| &**n)
             .collect()
     }
 

@@ -143,6 +143,7 @@ fn fragmentation(ctx: &Context, w: &Workload, pods: &[&Pod], out: &mut Vec<Findi
                         .all(|(k, v)| n.labels.get(k) == Some(v))
                 })
                 .filter(|n| tolerates_node(&pod.tolerations, n))
+                .map(|n| &**n)
                 .collect();
             let free: Vec<(Quantity, &str)> = candidates
                 .iter()
@@ -223,7 +224,13 @@ fn larger_than_any_node(ctx: &Context, w: &Workload, out: &mut Vec<Finding>) {
                                 .is_none_or(|rf| flavor_matches_node(rf, n))
                         }))
             };
-            let hosts: Vec<&Node> = ctx.state.nodes.values().filter(|n| fits(n)).collect();
+            let hosts: Vec<&Node> = ctx
+                .state
+                .nodes
+                .values()
+                .filter(|n| fits(n))
+                .map(|n| &**n)
+                .collect();
             if hosts.is_empty() {
                 continue; // no eligible node at all: flavor-matches-no-node covers it
             }

@@ -361,7 +361,7 @@ impl<'a> EngineState<'a> {
         }
 
         // --- workloads
-        let all: Vec<&Workload> = cluster.workloads.values().collect();
+        let all: Vec<&Workload> = cluster.workloads.values().map(|w| &**w).collect();
         let (tie_of, uid_rank_of) = tie_ranks(&all);
         let lq_index: HashMap<(&'a str, &'a str), &'a LocalQueue> = cluster
             .local_queues

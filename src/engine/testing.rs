@@ -2,6 +2,7 @@
 //! in the engine). Everything here is plain data construction.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::model::*;
 
@@ -320,7 +321,7 @@ impl ClusterBuilder {
     pub fn wl(mut self, b: WlBuilder) -> Self {
         self.0
             .workloads
-            .insert((b.0.namespace.clone(), b.0.name.clone()), b.0);
+            .insert((b.0.namespace.clone(), b.0.name.clone()), Arc::new(b.0));
         self
     }
     pub fn build(self) -> ClusterState {

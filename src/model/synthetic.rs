@@ -4,6 +4,7 @@
 //! xorshift generator, so no global randomness and no extra dependency).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::quantity::Quantity;
 use super::types::*;
@@ -100,7 +101,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
         let name = format!("node-{n:05}");
         state.nodes.insert(
             name.clone(),
-            Node {
+            Arc::new(Node {
                 name,
                 labels: BTreeMap::from([("gpu.class".to_string(), flavor.to_string())]),
                 taints: vec![Taint {
@@ -114,7 +115,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
                 )]),
                 ready: true,
                 ..Default::default()
-            },
+            }),
         );
     }
 
@@ -274,7 +275,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
         }
         state
             .workloads
-            .insert((wl.namespace.clone(), wl.name.clone()), wl);
+            .insert((wl.namespace.clone(), wl.name.clone()), Arc::new(wl));
         placed += 1;
     }
     for p in 0..spec.pending_workloads {
@@ -283,7 +284,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
         let wl = make(&mut rng, i, gpus, false, &mut seq);
         state
             .workloads
-            .insert((wl.namespace.clone(), wl.name.clone()), wl);
+            .insert((wl.namespace.clone(), wl.name.clone()), Arc::new(wl));
     }
     state
 }

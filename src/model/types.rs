@@ -6,6 +6,7 @@
 //! console only ever see these types.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::quantity::Quantity;
 
@@ -541,12 +542,15 @@ pub struct ClusterState {
     pub priority_classes: BTreeMap<String, PriorityClass>,
     pub workload_priority_classes: BTreeMap<String, WorkloadPriorityClass>,
     pub namespaces: BTreeMap<String, Namespace>,
-    pub nodes: BTreeMap<String, Node>,
+    /// The three large maps hold shared objects: a live source's next snapshot copies
+    /// pointers, not objects, so two snapshots cost one model plus the map nodes.
+    /// Readers see them through `Deref`; a writer uses `Arc::make_mut`.
+    pub nodes: BTreeMap<String, Arc<Node>>,
     /// Keyed by (namespace, name).
-    pub pods: BTreeMap<(String, String), Pod>,
+    pub pods: BTreeMap<(String, String), Arc<Pod>>,
     /// Workloads, including pending ones derived from jobs without a Workload.
     /// Keyed by (namespace, name).
-    pub workloads: BTreeMap<(String, String), Workload>,
+    pub workloads: BTreeMap<(String, String), Arc<Workload>>,
     /// Jobs seen in the input (for `doctor`: label checks), whether or not they have a Workload.
     pub jobs: Vec<JobInfo>,
     /// Things that were skipped or approximated while reading, in words.

@@ -5,6 +5,8 @@
 //! Workload's priority from its class, deriving pending workloads of jobs) is redone
 //! when a snapshot is assembled (see `store.rs`).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::resources::{RawObject, ResourceKind};
@@ -171,13 +173,13 @@ fn take_item(kind: ResourceKind, mut st: ClusterState, priority_missing: bool) -
             Item::WorkloadPriorityClass(first(&mut st.workload_priority_classes)?)
         }
         ResourceKind::Workload => Item::Workload {
-            workload: Box::new(first(&mut st.workloads)?),
+            workload: Box::new(Arc::unwrap_or_clone(first(&mut st.workloads)?)),
             priority_missing,
         },
         ResourceKind::PriorityClass => Item::PriorityClass(first(&mut st.priority_classes)?),
         ResourceKind::Namespace => Item::Namespace(first(&mut st.namespaces)?),
-        ResourceKind::Node => Item::Node(Box::new(first(&mut st.nodes)?)),
-        ResourceKind::Pod => Item::Pod(Box::new(first(&mut st.pods)?)),
+        ResourceKind::Node => Item::Node(Box::new(Arc::unwrap_or_clone(first(&mut st.nodes)?))),
+        ResourceKind::Pod => Item::Pod(Box::new(Arc::unwrap_or_clone(first(&mut st.pods)?))),
         ResourceKind::Job | ResourceKind::PyTorchJob => Item::Job(Box::new(st.jobs.pop()?)),
     })
 }

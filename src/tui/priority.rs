@@ -39,7 +39,10 @@ pub struct PriorityOption {
 }
 
 fn workload<'a>(state: &'a ClusterState, p: &Picker) -> Option<&'a Workload> {
-    state.workloads.get(&(p.namespace.clone(), p.name.clone()))
+    state
+        .workloads
+        .get(&(p.namespace.clone(), p.name.clone()))
+        .map(|w| &**w)
 }
 
 /// The workload's current priority, described.

@@ -228,10 +228,12 @@ fn the_consequence_is_shown_before_y_confirms() {
 #[test]
 fn unavailable_choices_are_greyed_with_the_reason_and_cannot_be_chosen() {
     let mut state = state_with_classes();
-    let bert = state
-        .workloads
-        .get_mut(&("nlp-team".to_string(), "bert-pretrain".to_string()))
-        .unwrap();
+    let bert = std::sync::Arc::make_mut(
+        state
+            .workloads
+            .get_mut(&("nlp-team".to_string(), "bert-pretrain".to_string()))
+            .unwrap(),
+    );
     bert.priority = 5000;
     bert.priority_class = Some(PriorityClassRef {
         kind: PriorityClassKind::WorkloadPriorityClass,

@@ -236,7 +236,7 @@ fn report_is_the_same_under_shuffled_input() {
         s.jobs.rotate_left(rot);
         s.jobs.reverse();
         for n in s.nodes.values_mut() {
-            n.taints.reverse();
+            std::sync::Arc::make_mut(n).taints.reverse();
         }
         // Rebuild every map in reverse insertion order.
         s.nodes = base.nodes.clone().into_iter().rev().collect();
@@ -318,11 +318,13 @@ fn odd_input_does_not_panic() {
         pod_set_assignments: vec![],
     });
     w.conditions.push(condition("Admitted", NOW + 1_000_000));
-    s.workloads.insert(("nowhere".into(), "w".into()), w);
+    s.workloads
+        .insert(("nowhere".into(), "w".into()), std::sync::Arc::new(w));
     let mut p = pod("", "", &[(GPU, "0")]);
     p.node_name = Some("no-such-node".into());
     p.phase = "Pending".into();
-    s.pods.insert((String::new(), String::new()), p);
+    s.pods
+        .insert((String::new(), String::new()), std::sync::Arc::new(p));
     let opts = DoctorOptions {
         accelerator_resources: vec![],
         pending_pod_threshold_ms: -1,

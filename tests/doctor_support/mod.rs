@@ -250,11 +250,14 @@ impl State {
         self
     }
     pub fn node(mut self, n: Node) -> Self {
-        self.0.nodes.insert(n.name.clone(), n);
+        self.0.nodes.insert(n.name.clone(), std::sync::Arc::new(n));
         self
     }
     pub fn pod(mut self, p: Pod) -> Self {
-        self.0.pods.insert((p.namespace.clone(), p.name.clone()), p);
+        self.0.pods.insert(
+            (p.namespace.clone(), p.name.clone()),
+            std::sync::Arc::new(p),
+        );
         self
     }
     pub fn job(mut self, j: JobInfo) -> Self {
@@ -262,9 +265,10 @@ impl State {
         self
     }
     pub fn workload(mut self, w: Workload) -> Self {
-        self.0
-            .workloads
-            .insert((w.namespace.clone(), w.name.clone()), w);
+        self.0.workloads.insert(
+            (w.namespace.clone(), w.name.clone()),
+            std::sync::Arc::new(w),
+        );
         self
     }
     pub fn pc(mut self, name: &str, value: i32, global_default: bool) -> Self {

@@ -330,7 +330,7 @@ fn simulate(state: &ClusterState, steps: usize) -> String {
             (n.to_string(), w.to_string())
         };
         for a in &o.admitted {
-            let wl = state.workloads.get_mut(&key(&a.workload)).unwrap();
+            let wl = std::sync::Arc::make_mut(state.workloads.get_mut(&key(&a.workload)).unwrap());
             wl.admission = Some(a.admission.clone());
             wl.conditions.retain(|c| c.type_ != "QuotaReserved");
             wl.conditions.push(Condition {
@@ -343,7 +343,7 @@ fn simulate(state: &ClusterState, steps: usize) -> String {
             memory.notify_quota_change(&state, &a.cluster_queue);
         }
         for p in &o.preempted {
-            let wl = state.workloads.get_mut(&key(&p.workload)).unwrap();
+            let wl = std::sync::Arc::make_mut(state.workloads.get_mut(&key(&p.workload)).unwrap());
             wl.admission = None;
             wl.conditions.retain(|c| c.type_ != "QuotaReserved");
             memory.notify_quota_change(&state, &p.cluster_queue);

@@ -129,7 +129,7 @@ fn drive(state: &mut ClusterState, events: &mut Vec<Event>) {
                 .split_once('/')
                 .map(|(n, w)| (n.to_string(), w.to_string()))
                 .unwrap();
-            let wl = state.workloads.get_mut(&key).unwrap();
+            let wl = std::sync::Arc::make_mut(state.workloads.get_mut(&key).unwrap());
             wl.admission = Some(a.admission.clone());
             wl.conditions.push(Condition {
                 type_: "QuotaReserved".into(),
@@ -172,7 +172,7 @@ fn drive(state: &mut ClusterState, events: &mut Vec<Event>) {
                 pp,
                 p.reason.as_str().to_string(),
             ));
-            let wl = state.workloads.get_mut(&vkey).unwrap();
+            let wl = std::sync::Arc::make_mut(state.workloads.get_mut(&vkey).unwrap());
             wl.admission = None;
             wl.conditions.retain(|c| c.type_ != "QuotaReserved");
             memory.notify_quota_change(state, &vcq);

@@ -132,7 +132,7 @@ pub fn cluster() -> ClusterState {
         let name = format!("p4d-gpu-{i}");
         s.nodes.insert(
             name.clone(),
-            Node {
+            Arc::new(Node {
                 name,
                 labels: p4d.clone(),
                 taints: vec![taint.clone()],
@@ -140,16 +140,16 @@ pub fn cluster() -> ClusterState {
                 capacity: gpus(8),
                 ready: true,
                 ..Node::default()
-            },
+            }),
         );
     }
     s.nodes.insert(
         "m5-cpu-1".into(),
-        Node {
+        Arc::new(Node {
             name: "m5-cpu-1".into(),
             ready: true,
             ..Node::default()
-        },
+        }),
     );
     let jobs = [
         ("nlp-team", "bert-pretrain"),
@@ -186,11 +186,12 @@ pub fn cluster() -> ClusterState {
                 count: Some(1),
             }],
         });
-        s.workloads.insert((ns.to_string(), name.to_string()), wl);
+        s.workloads
+            .insert((ns.to_string(), name.to_string()), Arc::new(wl));
         let pod = format!("{name}-master-0");
         s.pods.insert(
             (ns.to_string(), pod.clone()),
-            Pod {
+            Arc::new(Pod {
                 namespace: ns.to_string(),
                 name: pod,
                 owner_references: vec![owner(name)],
@@ -198,7 +199,7 @@ pub fn cluster() -> ClusterState {
                 phase: "Running".into(),
                 requests: gpus(8),
                 ..Pod::default()
-            },
+            }),
         );
     }
     let boss_name = "boss-urgent-llama-finetune";
@@ -218,7 +219,7 @@ pub fn cluster() -> ClusterState {
         T0 + 10 * 60_000,
     )];
     s.workloads
-        .insert(("nlp-team".into(), boss_name.into()), boss);
+        .insert(("nlp-team".into(), boss_name.into()), Arc::new(boss));
     s
 }
 

@@ -2,6 +2,7 @@
 //! create, after every document has been read (priority classes may come later).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::model::types::*;
 
@@ -202,7 +203,7 @@ pub fn finalize(state: &mut ClusterState) {
         derived.push((key, workload_from_job(job, state)));
     }
     for (key, wl) in derived {
-        state.workloads.insert(key, wl);
+        state.workloads.insert(key, Arc::new(wl));
     }
     if !taken.is_empty() {
         let line = format!(
@@ -298,12 +299,12 @@ mod tests {
         // Now the Workload object appears: the derived one goes away.
         s.workloads.insert(
             ("ns".into(), "job-j-abcde".into()),
-            Workload {
+            Arc::new(Workload {
                 namespace: "ns".into(),
                 name: "job-j-abcde".into(),
                 labels: [(JOB_UID_LABEL.to_string(), "ju".to_string())].into(),
                 ..Default::default()
-            },
+            }),
         );
         finalize(&mut s);
         assert_eq!(s.workloads.len(), 1);

@@ -30,6 +30,7 @@ mod workload;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -180,7 +181,7 @@ impl Loader {
             let subject = format!("Workload/{}/{}", key.0, key.1);
             match value {
                 Some(v) => {
-                    wl.priority = v;
+                    Arc::make_mut(wl).priority = v;
                     self.notes.note(PRIORITY_FROM_CLASS, subject);
                 }
                 None => self.notes.note(PRIORITY_CLASS_MISSING, subject),
@@ -205,7 +206,7 @@ impl Loader {
         if value.is_null() {
             return Ok(());
         }
-        let root = At::root(value, path);
+        let root = At::root(value, &path);
         let fail = |object: Option<String>| {
             let origin = origin.clone();
             move |e: FieldError| ParseError {
@@ -252,7 +253,7 @@ impl Loader {
                         m.insert("apiVersion".into(), Value::String(av.to_string()));
                     }
                 }
-                self.add_object(origin, &owned, item.path.clone(), depth + 1)?;
+                self.add_object(origin, &owned, item.path(), depth + 1)?;
             }
             return Ok(());
         }
@@ -370,7 +371,7 @@ impl Loader {
                 } else {
                     self.priority_missing.remove(&key);
                 }
-                st.workloads.insert(key, wl);
+                st.workloads.insert(key, Arc::new(wl));
             }
             "PriorityClass" => {
                 let c = core::priority_class(root, &meta, origin)?;
@@ -392,14 +393,15 @@ impl Loader {
                     st.nodes.contains_key(&n.name),
                     format!("{kind}/{}", n.name),
                 );
-                st.nodes.insert(n.name.clone(), n);
+                st.nodes.insert(n.name.clone(), Arc::new(n));
             }
             "Pod" => {
                 let p = core::pod(root, &meta, origin)?;
                 if p.owner_references.is_empty() && p.labels.contains_key(QUEUE_NAME_LABEL) {
                     notes.note(PLAIN_POD, format!("Pod/{}/{}", p.namespace, p.name));
                 }
-                st.pods.insert((p.namespace.clone(), p.name.clone()), p);
+                st.pods
+                    .insert((p.namespace.clone(), p.name.clone()), Arc::new(p));
             }
             _ => {
                 let ts = FALLBACK_EPOCH_MS + self.sequence * 1000;

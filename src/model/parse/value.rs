@@ -1,9 +1,15 @@
-//! A path-tracking cursor over a decoded document, with typed accessors that
-//! report the exact field path on a type mismatch.
+//! A cursor over a decoded document, with typed accessors that report the exact
+//! field path on a type mismatch.
 //!
 //! `null` is treated exactly like an absent field, as the Kubernetes API does.
+//!
+//! The path is not tracked while reading: a cursor holds its value and the root it was
+//! reached from, and the path is found by searching the root for the value's address
+//! only when an error is reported. Formatting a path for every field read was most of
+//! the parser's cost on the live source's hot path (one Workload per watch event).
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde_json::Value;
 
@@ -11,11 +17,15 @@ use super::error::{FieldError, FieldResult};
 use crate::model::quantity::Quantity;
 use crate::model::types::{ResourceList, Timestamp};
 
-/// A value inside a document together with its field path.
-#[derive(Clone, Debug)]
+/// A value inside a document; its field path is derived on demand (see the module docs).
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct At<'v> {
     pub v: &'v Value,
-    pub path: String,
+    /// The value this cursor's path is relative to (a document, a `List` item, or a
+    /// detached placeholder such as an absent `spec`).
+    root: &'v Value,
+    /// The path of `root` itself (`""`, `items[3]`, `spec`).
+    base: &'v str,
 }
 
 /// Words for the JSON type of a value, for error messages.
@@ -37,28 +47,87 @@ fn key_needs_quoting(key: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// Appends `.key` (or `["key"]`, or `key` at the start) to `path`.
+fn push_key(path: &mut String, key: &str) {
+    if key_needs_quoting(key) {
+        let _ = write!(path, "[{key:?}]");
+    } else if path.is_empty() {
+        path.push_str(key);
+    } else {
+        path.push('.');
+        path.push_str(key);
+    }
+}
+
+/// Appends the path from `from` to the value at `target`'s address; false (and `path`
+/// unchanged) when `target` is not inside `from`. Each value of a tree has its own
+/// address, so the address identifies the field.
+fn find_path(from: &Value, target: &Value, path: &mut String) -> bool {
+    if std::ptr::eq(from, target) {
+        return true;
+    }
+    let len = path.len();
+    match from {
+        Value::Object(map) => {
+            for (k, v) in map {
+                push_key(path, k);
+                if find_path(v, target, path) {
+                    return true;
+                }
+                path.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                let _ = write!(path, "[{i}]");
+                if find_path(v, target, path) {
+                    return true;
+                }
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+    false
+}
+
 impl<'v> At<'v> {
     /// The root of a document (or of a `List` item, with `path` like `items[3]`).
-    pub fn root(v: &'v Value, path: impl Into<String>) -> Self {
+    pub fn root(v: &'v Value, path: &'v str) -> Self {
         At {
             v,
-            path: path.into(),
+            root: v,
+            base: path,
         }
     }
 
-    fn child_path(&self, key: &str) -> String {
-        if key_needs_quoting(key) {
-            format!("{}[{key:?}]", self.path)
-        } else if self.path.is_empty() {
-            key.to_string()
-        } else {
-            format!("{}.{key}", self.path)
+    /// A cursor on `v`, a value inside this cursor's root.
+    fn at(&self, v: &'v Value) -> At<'v> {
+        At {
+            v,
+            root: self.root,
+            base: self.base,
         }
+    }
+
+    /// This value's field path, e.g. `spec.podSets[0].count`. Only for messages: it
+    /// searches the document.
+    pub fn path(&self) -> String {
+        let mut path = self.base.to_string();
+        // Cursors are only made by navigating from `root`, so this always succeeds.
+        find_path(self.root, self.v, &mut path);
+        path
+    }
+
+    fn child_path(&self, key: &str) -> String {
+        let mut path = self.path();
+        push_key(&mut path, key);
+        path
     }
 
     /// An error at this value's path.
     pub fn err(&self, message: impl Into<String>) -> FieldError {
-        FieldError::new(self.path.clone(), message)
+        FieldError::new(self.path(), message)
     }
 
     fn type_err(&self, expected: &str) -> FieldError {
@@ -69,10 +138,7 @@ impl<'v> At<'v> {
     /// value is not an object.
     pub fn opt(&self, key: &str) -> FieldResult<Option<At<'v>>> {
         match self.v {
-            Value::Object(map) => Ok(map.get(key).filter(|v| !v.is_null()).map(|v| At {
-                v,
-                path: self.child_path(key),
-            })),
+            Value::Object(map) => Ok(map.get(key).filter(|v| !v.is_null()).map(|v| self.at(v))),
             Value::Null => Ok(None),
             _ => Err(self.type_err("an object")),
         }
@@ -163,12 +229,16 @@ impl<'v> At<'v> {
 
     /// A Kubernetes quantity, written as a string or a bare number.
     pub fn quantity(&self) -> FieldResult<Quantity> {
+        let number;
         let text = match self.v {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
+            Value::String(s) => s.as_str(),
+            Value::Number(n) => {
+                number = n.to_string();
+                number.as_str()
+            }
             _ => return Err(self.type_err("a quantity (string or number)")),
         };
-        Quantity::parse(&text).map_err(|e| self.err(e.to_string()))
+        Quantity::parse(text).map_err(|e| self.err(e.to_string()))
     }
 
     pub fn opt_quantity(&self, key: &str) -> FieldResult<Option<Quantity>> {
@@ -178,14 +248,7 @@ impl<'v> At<'v> {
     /// This value as a list of cursors.
     pub fn list(&self) -> FieldResult<Vec<At<'v>>> {
         match self.v {
-            Value::Array(items) => Ok(items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| At {
-                    v,
-                    path: format!("{}[{i}]", self.path),
-                })
-                .collect()),
+            Value::Array(items) => Ok(items.iter().map(|v| self.at(v)).collect()),
             _ => Err(self.type_err("a list")),
         }
     }
@@ -204,15 +267,7 @@ impl<'v> At<'v> {
             Value::Object(map) => Ok(map
                 .iter()
                 .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| {
-                    (
-                        k.as_str(),
-                        At {
-                            v,
-                            path: self.child_path(k),
-                        },
-                    )
-                })
+                .map(|(k, v)| (k.as_str(), self.at(v)))
                 .collect()),
             _ => Err(self.type_err("an object")),
         }

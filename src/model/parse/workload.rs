@@ -39,7 +39,7 @@ fn priority_class_ref(spec: &At) -> FieldResult<Option<PriorityClassRef>> {
                 PriorityClassKind::PriorityClass
             }
             (Some(other), _) => {
-                let at = kind_at.unwrap_or_else(|| r.clone());
+                let at = kind_at.unwrap_or(r);
                 return Err(at.err(format!(
                     "unknown value {other:?} (expected one of: WorkloadPriorityClass, PriorityClass)"
                 )));

@@ -1,9 +1,10 @@
 //! Folding a batch of [`Changes`] into the next state. Runs on a blocking thread
 //! while the store task keeps applying events.
 //!
-//! The model's maps own their objects, so each snapshot is one copy of the previous
-//! state (resources relisted in the batch are not copied, they are rebuilt) plus the
-//! batch. The cross-object steps the model loader does at `finish` are redone here:
+//! Each snapshot is a copy of the previous state's maps (resources relisted in the
+//! batch are not copied, they are rebuilt) plus the batch. Nodes, pods and workloads
+//! are shared (`Arc`), so the copy costs map nodes and keys, not objects: the previous
+//! snapshot, still held by readers, and the next one share every unchanged object. The cross-object steps the model loader does at `finish` are redone here:
 //! Workloads without `spec.priority` take their class's value, bound pods on nodes
 //! without GPUs are left out, and `finalize` derives the pending workloads of jobs.
 
@@ -24,7 +25,7 @@ pub struct Assembler {
     pub base: Arc<ClusterState>,
     /// Bound pods on nodes known to have no GPU, and neither Kueue's nor requesting
     /// GPUs: out of the state, but kept in case their node turns out to have GPUs.
-    parked: BTreeMap<ObjKey, Pod>,
+    parked: BTreeMap<ObjKey, Arc<Pod>>,
     /// Jobs by resource and key (the state holds them as a sorted list).
     jobs: BTreeMap<(ResourceKind, ObjKey), JobInfo>,
     /// Workloads without `spec.priority` → the priority their parse gave them.
@@ -163,7 +164,7 @@ impl Assembler {
                 ResourceKind::Node => {
                     nodes_changed = true;
                     fold(&mut st.nodes, kc, name, |i| match i {
-                        Item::Node(x) => Some(*x),
+                        Item::Node(x) => Some(Arc::new(*x)),
                         _ => None,
                     })
                 }
@@ -177,14 +178,14 @@ impl Assembler {
                         changed_pods.push(k.clone());
                     }
                     fold(&mut st.pods, kc, both, |i| match i {
-                        Item::Pod(x) => Some(*x),
+                        Item::Pod(x) => Some(Arc::new(*x)),
                         _ => None,
                     })
                 }
                 ResourceKind::Workload => {
                     self.note_priorities(&kc);
                     fold(&mut st.workloads, kc, both, |i| match i {
-                        Item::Workload { workload, .. } => Some(*workload),
+                        Item::Workload { workload, .. } => Some(Arc::new(*workload)),
                         _ => None,
                     })
                 }
@@ -284,8 +285,12 @@ impl Assembler {
                         st.priority_classes.get(&class.name).map(|c| c.value)
                     }
                 });
-            if let Some(wl) = st.workloads.get_mut(key) {
-                wl.priority = value.unwrap_or(parsed);
+            let priority = value.unwrap_or(parsed);
+            // Only a changed priority unshares the workload from the previous snapshot.
+            if let Some(wl) = st.workloads.get_mut(key)
+                && wl.priority != priority
+            {
+                Arc::make_mut(wl).priority = priority;
             }
         }
     }

@@ -256,7 +256,7 @@ impl Store {
                 Item::Workload { workload, .. } => Some(workload.as_ref()),
                 _ => None,
             },
-            |st| st.workloads.get(key),
+            |st| st.workloads.get(key).map(|v| &**v),
         )
     }
 

@@ -136,7 +136,9 @@ fn big(state: &mut gangplank::model::ClusterState) {
         "lq",
         vec![podset("worker", 2, &[(GPU, "8")])],
     );
-    state.workloads.insert(("team".into(), "big".into()), w);
+    state
+        .workloads
+        .insert(("team".into(), "big".into()), std::sync::Arc::new(w));
 }
 
 #[test]
