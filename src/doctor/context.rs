@@ -10,7 +10,7 @@ use crate::model::{
 };
 
 /// Pod labels that name the job a pod belongs to (batch/v1 Job, Kubeflow training jobs).
-const JOB_NAME_LABELS: &[&str] = &[
+pub const JOB_NAME_LABELS: &[&str] = &[
     "batch.kubernetes.io/job-name",
     "job-name",
     "training.kubeflow.org/job-name",

@@ -150,9 +150,18 @@ fn trim(kind: ResourceKind, body: &mut Value) {
             // Container statuses and conditions dwarf the phase, the only field read.
             status.retain(|k, _| k == "phase");
         }
-        // Nothing reads pod annotations; there are 100,000s of pods.
+        // Nothing reads pod annotations, and of the labels only Kueue's (queue name,
+        // managed, pod group) and the job-name ones that tie a pod to its job (doctor);
+        // there are 100,000s of pods.
         if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("annotations");
+            meta.remove("managedFields");
+            if let Some(labels) = meta.get_mut("labels").and_then(Value::as_object_mut) {
+                labels.retain(|k, _| {
+                    k.starts_with("kueue.x-k8s.io/")
+                        || crate::doctor::context::JOB_NAME_LABELS.contains(&k.as_str())
+                });
+            }
         }
     }
 }
@@ -246,5 +255,26 @@ mod tests {
             "conditions": [{"type": "x"}]}}));
         let p = parse(ResourceKind::Pod, "v1", o).expect("parsed");
         assert!(p.item.is_none());
+    }
+
+    #[test]
+    fn a_kept_pod_keeps_only_the_labels_something_reads() {
+        let o = raw(json!({"metadata": {"name": "p", "namespace": "n",
+            "labels": {"app": "x", "pod-template-hash": "abc",
+                "kueue.x-k8s.io/queue-name": "lq", "batch.kubernetes.io/job-name": "j"},
+            "annotations": {"a": "b"}},
+            "spec": {"nodeName": "gpu-1", "containers": [{"name": "c"}]},
+            "status": {"phase": "Running"}}));
+        let p = parse(ResourceKind::Pod, "v1", o).expect("parsed");
+        let Some(Item::Pod(pod)) = p.item else {
+            panic!("kept")
+        };
+        let keys: Vec<&str> = pod.labels.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["batch.kubernetes.io/job-name", "kueue.x-k8s.io/queue-name"]
+        );
+        assert!(pod.annotations.is_empty());
+        assert_eq!(pod.phase, "Running");
     }
 }
