@@ -30,7 +30,120 @@ pub struct Plan {
 pub struct PlanCycle {
     pub admitted: Vec<PlanAdmitted>,
     pub preempted: Vec<PlanPreempted>,
-    pub pending: Vec<PlanPending>,
+    pub pending: PendingList,
+}
+
+/// A cycle's pending rows, in order. Stored as segments (one per ClusterQueue, one for
+/// the workloads in no queue) that consecutive cycles share when they are unchanged: a
+/// plan lists every pending workload in every cycle, and most queues look the same
+/// from one cycle to the next. Reads like a slice (`len`, `iter`, `[i]`, `for p in
+/// &list`); serializes, prints and compares exactly as a `Vec<PlanPending>` would.
+#[derive(Clone, Default)]
+pub struct PendingList {
+    segments: Vec<Arc<[PlanPending]>>,
+    len: usize,
+}
+
+impl PendingList {
+    /// A list made of `segments`, in order (empty ones are dropped).
+    pub fn from_segments(segments: Vec<Arc<[PlanPending]>>) -> Self {
+        let segments: Vec<_> = segments.into_iter().filter(|s| !s.is_empty()).collect();
+        let len = segments.iter().map(|s| s.len()).sum();
+        PendingList { segments, len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &PlanPending> + Clone + '_ {
+        self.segments.iter().flat_map(|s| s.iter())
+    }
+
+    pub fn get(&self, mut i: usize) -> Option<&PlanPending> {
+        for s in &self.segments {
+            if i < s.len() {
+                return Some(&s[i]);
+            }
+            i -= s.len();
+        }
+        None
+    }
+
+    pub fn first(&self) -> Option<&PlanPending> {
+        self.get(0)
+    }
+
+    pub fn last(&self) -> Option<&PlanPending> {
+        self.segments.last().and_then(|s| s.last())
+    }
+
+    /// The segments, shared with other cycles where unchanged.
+    pub fn segments(&self) -> &[Arc<[PlanPending]>] {
+        &self.segments
+    }
+
+    pub fn to_vec(&self) -> Vec<PlanPending> {
+        self.iter().cloned().collect()
+    }
+}
+
+impl From<Vec<PlanPending>> for PendingList {
+    fn from(rows: Vec<PlanPending>) -> Self {
+        PendingList::from_segments(vec![rows.into()])
+    }
+}
+
+impl std::ops::Index<usize> for PendingList {
+    type Output = PlanPending;
+    fn index(&self, i: usize) -> &PlanPending {
+        match self.get(i) {
+            Some(p) => p,
+            None => panic!("index {i} out of range for a pending list of {}", self.len),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a PendingList {
+    type Item = &'a PlanPending;
+    type IntoIter = std::iter::FlatMap<
+        std::slice::Iter<'a, Arc<[PlanPending]>>,
+        std::slice::Iter<'a, PlanPending>,
+        fn(&'a Arc<[PlanPending]>) -> std::slice::Iter<'a, PlanPending>,
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        let f: fn(&'a Arc<[PlanPending]>) -> std::slice::Iter<'a, PlanPending> = |s| s.iter();
+        self.segments.iter().flat_map(f)
+    }
+}
+
+impl PartialEq for PendingList {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for PendingList {}
+
+impl fmt::Debug for PendingList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for PendingList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.len))?;
+        for p in self.iter() {
+            seq.serialize_element(p)?;
+        }
+        seq.end()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -9,11 +9,12 @@
 
 use std::collections::BTreeMap;
 use std::iter::Peekable;
+use std::sync::Arc;
 
 use crate::model::QueueingStrategy;
 
 use super::explain::{self, Explanation};
-use super::output::{PlanPending, SharedStr};
+use super::output::{PendingList, PlanPending, SharedStr};
 use super::state::{CqIdx, EngineState, NotQueued, QKey, WlIdx, WlState};
 
 /// A workload's latest explanation with its one-line reason as shared text.
@@ -111,11 +112,13 @@ pub fn template<'t>(
         .get_or_insert_with(|| explain::for_queued(st, w, cq, strict_head))
 }
 
-/// Text a plan's pending rows share across cycles: workload keys and ClusterQueue
+/// What a plan's pending lists share across cycles: workload keys and ClusterQueue
 /// names (formatted once per plan), the reasons of workloads Kueue keeps in no queue
-/// (which depend only on the workload and its LocalQueue) and each ClusterQueue's
-/// shared "queued" / "blocked behind" lines (reformatted only when its StrictFIFO head
-/// changes). A row then costs three reference-count increments, not three strings.
+/// (which depend only on the workload and its LocalQueue), each ClusterQueue's shared
+/// "queued" / "blocked behind" lines (reformatted only when its StrictFIFO head
+/// changes), and each ClusterQueue's previous rows: when its queue order and every
+/// reason are the same as in the previous cycle, the new cycle shares that segment
+/// instead of building one (comparing a row is an index and a pointer comparison).
 #[derive(Default)]
 pub struct PendingRows {
     keys: Vec<Option<SharedStr>>,
@@ -123,14 +126,45 @@ pub struct PendingRows {
     /// By workload: the cached not-queued reason, valid for (why, ClusterQueue).
     not_queued: Vec<Option<NotQueuedText>>,
     /// By ClusterQueue: [for the head, for the others], valid for the StrictFIFO head.
-    queued: Vec<[Option<(Option<WlIdx>, SharedStr)>; 2]>,
+    queued: Vec<QueuedText>,
+    /// By ClusterQueue: the previous cycle's queue order and rows.
+    prev: Vec<Option<Segment>>,
+    prev_not_queued: Option<Arc<[PlanPending]>>,
 }
+
+/// A ClusterQueue's queue order and the rows built for it.
+type Segment = (Vec<WlIdx>, Arc<[PlanPending]>);
+
+type QueuedText = [Option<(Option<WlIdx>, SharedStr)>; 2];
 
 struct NotQueuedText {
     why: NotQueued,
     cq: Option<CqIdx>,
     cluster_queue: Option<SharedStr>,
     reason: SharedStr,
+}
+
+fn key(keys: &mut [Option<SharedStr>], st: &EngineState<'_>, w: WlIdx) -> SharedStr {
+    keys[w]
+        .get_or_insert_with(|| SharedStr::from(st.wls[w].key()))
+        .clone()
+}
+
+/// `explain::for_queued(..).reason`, shared by the ClusterQueue's rows: it depends on
+/// the workload only through whether it is the StrictFIFO head.
+fn queued_reason<'q>(
+    slots: &'q mut QueuedText,
+    st: &EngineState<'_>,
+    w: WlIdx,
+    cq: CqIdx,
+    strict_head: Option<WlIdx>,
+) -> &'q SharedStr {
+    let slot = &mut slots[usize::from(Some(w) != strict_head)];
+    if !matches!(slot, Some((h, _)) if *h == strict_head) {
+        let reason = explain::for_queued(st, w, cq, strict_head).reason;
+        *slot = Some((strict_head, SharedStr::from(reason)));
+    }
+    &slot.as_ref().expect("filled above").1
 }
 
 impl PendingRows {
@@ -140,13 +174,9 @@ impl PendingRows {
             cq_names: st.cqs.iter().map(|c| SharedStr::from(c.name())).collect(),
             not_queued: std::iter::repeat_with(|| None).take(st.wls.len()).collect(),
             queued: vec![[None, None]; st.cqs.len()],
+            prev: vec![None; st.cqs.len()],
+            prev_not_queued: None,
         }
-    }
-
-    fn key(&mut self, st: &EngineState<'_>, w: WlIdx) -> SharedStr {
-        self.keys[w]
-            .get_or_insert_with(|| SharedStr::from(st.wls[w].key()))
-            .clone()
     }
 
     /// The pending list after a cycle, with positions and reasons; with explanations
@@ -156,13 +186,119 @@ impl PendingRows {
         st: &EngineState<'_>,
         last: &LastExplanations,
         with_explanations: bool,
+    ) -> PendingList {
+        let mut segments: Vec<Arc<[PlanPending]>> = Vec::with_capacity(st.cqs.len() + 1);
+        for cq in 0..st.cqs.len() {
+            let order = queue_order(st, cq);
+            if order.is_empty() {
+                continue;
+            }
+            let strict_head = strict_head(st, cq);
+            if with_explanations {
+                segments.push(self.explained(st, last, cq, &order, strict_head).into());
+                continue;
+            }
+            let queued = &mut self.queued[cq];
+            let reason_of = |queued: &mut QueuedText, w: WlIdx| -> SharedStr {
+                match source(st, last, w, cq, strict_head) {
+                    Source::Last(l) => l.reason.clone(),
+                    Source::Queued => queued_reason(queued, st, w, cq, strict_head).clone(),
+                }
+            };
+            let reusable = match &self.prev[cq] {
+                Some((o, rows)) if *o == order => order.iter().zip(rows.iter()).all(|(&w, row)| {
+                    match source(st, last, w, cq, strict_head) {
+                        Source::Last(l) => l.reason == row.reason,
+                        Source::Queued => {
+                            *queued_reason(queued, st, w, cq, strict_head) == row.reason
+                        }
+                    }
+                }),
+                _ => false,
+            };
+            if reusable {
+                let (_, rows) = self.prev[cq].as_ref().expect("matched above");
+                segments.push(rows.clone());
+                continue;
+            }
+            let cq_name = &self.cq_names[cq];
+            let rows: Arc<[PlanPending]> = order
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| PlanPending {
+                    workload: key(&mut self.keys, st, w),
+                    cluster_queue: Some(cq_name.clone()),
+                    position: Some(i + 1),
+                    reason: reason_of(queued, w),
+                    explanation: None,
+                })
+                .collect();
+            self.prev[cq] = Some((order, rows.clone()));
+            segments.push(rows);
+        }
+        let not_queued = self.not_queued_rows(st, with_explanations);
+        match &self.prev_not_queued {
+            Some(p) if !with_explanations && **p == *not_queued => segments.push(p.clone()),
+            _ => {
+                let rows: Arc<[PlanPending]> = not_queued.into();
+                if !with_explanations {
+                    self.prev_not_queued = Some(rows.clone());
+                }
+                segments.push(rows);
+            }
+        }
+        PendingList::from_segments(segments)
+    }
+
+    /// A ClusterQueue's rows with full explanations (the last cycle).
+    fn explained(
+        &mut self,
+        st: &EngineState<'_>,
+        last: &LastExplanations,
+        cq: CqIdx,
+        order: &[WlIdx],
+        strict_head: Option<WlIdx>,
+    ) -> Vec<PlanPending> {
+        let cq_name = self.cq_names[cq].clone();
+        let mut templates: Templates = [None, None];
+        let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
+        let mut out = Vec::with_capacity(order.len());
+        for (i, &w) in order.iter().enumerate() {
+            let (reason, mut ex) = match source(st, last, w, cq, strict_head) {
+                Source::Last(l) => (l.reason.clone(), l.ex.clone()),
+                Source::Queued => {
+                    let mut ex = template(&mut templates, st, w, cq, strict_head).clone();
+                    ex.local_queue = explain::local_queue_label(st.wls[w].wl);
+                    (SharedStr::from(ex.reason.as_str()), ex)
+                }
+            };
+            let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);
+            *p += 1;
+            ex.position_in_cluster_queue = Some(i + 1);
+            ex.position_in_local_queue = Some(*p);
+            out.push(PlanPending {
+                workload: key(&mut self.keys, st, w),
+                cluster_queue: Some(cq_name.clone()),
+                position: Some(i + 1),
+                reason,
+                explanation: Some(Box::new(ex)),
+            });
+        }
+        out
+    }
+
+    /// The workloads Kueue keeps in no queue, by key.
+    fn not_queued_rows(
+        &mut self,
+        st: &EngineState<'_>,
+        with_explanations: bool,
     ) -> Vec<PlanPending> {
         let mut not_queued = Vec::new();
         for (w, info) in st.wls.iter().enumerate() {
             let WlState::NotQueued(why) = info.state else {
                 continue;
             };
-            let workload = self.key(st, w);
+            let workload = key(&mut self.keys, st, w);
             if with_explanations {
                 let ex = explain::for_not_queued(st, w, why);
                 not_queued.push(PlanPending {
@@ -195,71 +331,7 @@ impl PendingRows {
                 explanation: None,
             });
         }
-        // Sized up front: a plan builds one of these per cycle, tens of thousands long.
-        let queued: usize = st
-            .cqs
-            .iter()
-            .map(|c| c.heap.len() + c.inadmissible.len())
-            .sum();
-        let mut out = Vec::with_capacity(queued + not_queued.len());
-        for cq in 0..st.cqs.len() {
-            let order = queue_order(st, cq);
-            if order.is_empty() {
-                continue;
-            }
-            let strict_head = strict_head(st, cq);
-            let cq_name = self.cq_names[cq].clone();
-            let mut templates: Templates = [None, None];
-            let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
-            for (i, &w) in order.iter().enumerate() {
-                let (reason, explanation) = match source(st, last, w, cq, strict_head) {
-                    Source::Last(l) if with_explanations => (l.reason.clone(), Some(l.ex.clone())),
-                    Source::Last(l) => (l.reason.clone(), None),
-                    Source::Queued if with_explanations => {
-                        let mut ex = template(&mut templates, st, w, cq, strict_head).clone();
-                        ex.local_queue = explain::local_queue_label(st.wls[w].wl);
-                        (SharedStr::from(ex.reason.as_str()), Some(ex))
-                    }
-                    Source::Queued => (self.queued_reason(st, w, cq, strict_head), None),
-                };
-                let explanation = explanation.map(|mut ex| {
-                    let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);
-                    *p += 1;
-                    ex.position_in_cluster_queue = Some(i + 1);
-                    ex.position_in_local_queue = Some(*p);
-                    Box::new(ex)
-                });
-                out.push(PlanPending {
-                    workload: self.key(st, w),
-                    cluster_queue: Some(cq_name.clone()),
-                    position: Some(i + 1),
-                    reason,
-                    explanation,
-                });
-            }
-        }
         not_queued.sort_by(|a, b| a.workload.cmp(&b.workload));
-        out.extend(not_queued);
-        out
-    }
-
-    /// `explain::for_queued(..).reason`, shared by the ClusterQueue's rows: it depends
-    /// on the workload only through whether it is the StrictFIFO head.
-    fn queued_reason(
-        &mut self,
-        st: &EngineState<'_>,
-        w: WlIdx,
-        cq: CqIdx,
-        strict_head: Option<WlIdx>,
-    ) -> SharedStr {
-        let slot = &mut self.queued[cq][usize::from(Some(w) != strict_head)];
-        match slot {
-            Some((h, r)) if *h == strict_head => r.clone(),
-            _ => {
-                let r = SharedStr::from(explain::for_queued(st, w, cq, strict_head).reason);
-                *slot = Some((strict_head, r.clone()));
-                r
-            }
-        }
+        not_queued
     }
 }
