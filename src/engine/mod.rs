@@ -26,7 +26,8 @@ use crate::model::Timestamp;
 
 pub use explain::{Explanation, PendingKind, ResourceNeed};
 pub use output::{
-    ClusterQueueUsage, Plan, PlanAdmitted, PlanCycle, PlanPending, PlanPreempted, UsageFigures,
+    ClusterQueueUsage, PendingList, Plan, PlanAdmitted, PlanCycle, PlanPending, PlanPreempted,
+    SharedStr, UsageFigures,
 };
 pub use plan::plan;
 pub use preemption::PreemptionReason;

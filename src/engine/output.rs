@@ -1,6 +1,10 @@
 //! The serialized plan (the JSON contract shared with the CLI and the console).
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -26,7 +30,120 @@ pub struct Plan {
 pub struct PlanCycle {
     pub admitted: Vec<PlanAdmitted>,
     pub preempted: Vec<PlanPreempted>,
-    pub pending: Vec<PlanPending>,
+    pub pending: PendingList,
+}
+
+/// A cycle's pending rows, in order. Stored as segments (one per ClusterQueue, one for
+/// the workloads in no queue) that consecutive cycles share when they are unchanged: a
+/// plan lists every pending workload in every cycle, and most queues look the same
+/// from one cycle to the next. Reads like a slice (`len`, `iter`, `[i]`, `for p in
+/// &list`); serializes, prints and compares exactly as a `Vec<PlanPending>` would.
+#[derive(Clone, Default)]
+pub struct PendingList {
+    segments: Vec<Arc<[PlanPending]>>,
+    len: usize,
+}
+
+impl PendingList {
+    /// A list made of `segments`, in order (empty ones are dropped).
+    pub fn from_segments(segments: Vec<Arc<[PlanPending]>>) -> Self {
+        let segments: Vec<_> = segments.into_iter().filter(|s| !s.is_empty()).collect();
+        let len = segments.iter().map(|s| s.len()).sum();
+        PendingList { segments, len }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &PlanPending> + Clone + '_ {
+        self.segments.iter().flat_map(|s| s.iter())
+    }
+
+    pub fn get(&self, mut i: usize) -> Option<&PlanPending> {
+        for s in &self.segments {
+            if i < s.len() {
+                return Some(&s[i]);
+            }
+            i -= s.len();
+        }
+        None
+    }
+
+    pub fn first(&self) -> Option<&PlanPending> {
+        self.get(0)
+    }
+
+    pub fn last(&self) -> Option<&PlanPending> {
+        self.segments.last().and_then(|s| s.last())
+    }
+
+    /// The segments, shared with other cycles where unchanged.
+    pub fn segments(&self) -> &[Arc<[PlanPending]>] {
+        &self.segments
+    }
+
+    pub fn to_vec(&self) -> Vec<PlanPending> {
+        self.iter().cloned().collect()
+    }
+}
+
+impl From<Vec<PlanPending>> for PendingList {
+    fn from(rows: Vec<PlanPending>) -> Self {
+        PendingList::from_segments(vec![rows.into()])
+    }
+}
+
+impl std::ops::Index<usize> for PendingList {
+    type Output = PlanPending;
+    fn index(&self, i: usize) -> &PlanPending {
+        match self.get(i) {
+            Some(p) => p,
+            None => panic!("index {i} out of range for a pending list of {}", self.len),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a PendingList {
+    type Item = &'a PlanPending;
+    type IntoIter = std::iter::FlatMap<
+        std::slice::Iter<'a, Arc<[PlanPending]>>,
+        std::slice::Iter<'a, PlanPending>,
+        fn(&'a Arc<[PlanPending]>) -> std::slice::Iter<'a, PlanPending>,
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        let f: fn(&'a Arc<[PlanPending]>) -> std::slice::Iter<'a, PlanPending> = |s| s.iter();
+        self.segments.iter().flat_map(f)
+    }
+}
+
+impl PartialEq for PendingList {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for PendingList {}
+
+impl fmt::Debug for PendingList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for PendingList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.len))?;
+        for p in self.iter() {
+            seq.serialize_element(p)?;
+        }
+        seq.end()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -48,16 +165,123 @@ pub struct PlanPreempted {
     pub cluster_queue: String,
 }
 
+/// An immutable string shared by reference count: a plan lists every pending workload
+/// in every cycle (millions of rows on a large cluster), and its key, ClusterQueue and
+/// reason are the same text cycle after cycle, so rows share them instead of owning
+/// copies. Reads as a `str` (`Deref`), serializes, prints and `Debug`s exactly as a
+/// `String` would.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SharedStr(Arc<str>);
+
+impl SharedStr {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Deref for SharedStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SharedStr {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for SharedStr {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(s: String) -> Self {
+        SharedStr(s.into())
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(s: &str) -> Self {
+        SharedStr(s.into())
+    }
+}
+
+impl From<SharedStr> for String {
+    fn from(s: SharedStr) -> Self {
+        s.0.to_string()
+    }
+}
+
+impl PartialEq<str> for SharedStr {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for SharedStr {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for SharedStr {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<SharedStr> for str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        self == &*other.0
+    }
+}
+
+impl PartialEq<SharedStr> for &str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        *self == &*other.0
+    }
+}
+
+impl PartialEq<SharedStr> for String {
+    fn eq(&self, other: &SharedStr) -> bool {
+        **self == *other.0
+    }
+}
+
+/// One pending workload in one cycle. Its strings are shared with the same workload's
+/// rows in other cycles (see [`SharedStr`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanPending {
-    pub workload: String,
+    pub workload: SharedStr,
     /// `null` when the workload reaches no known ClusterQueue.
-    pub cluster_queue: Option<String>,
+    pub cluster_queue: Option<SharedStr>,
     /// 1-based position in the ClusterQueue; `null` when Kueue holds it in no queue
     /// (missing LocalQueue/ClusterQueue, inactive workload, stopped LocalQueue).
     pub position: Option<usize>,
-    pub reason: String,
+    pub reason: SharedStr,
     /// Full explanation (only on the last cycle, to keep plans small). Boxed: a plan
     /// holds one `PlanPending` per pending workload per cycle, nearly all without one.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -11,7 +11,7 @@ use super::explain;
 use super::output::{
     ClusterQueueUsage, Plan, PlanAdmitted, PlanCycle, PlanPreempted, UsageFigures,
 };
-use super::pending::{LastExplanations, pending_list};
+use super::pending::{Last, LastExplanations, PendingRows};
 use super::state::{CqIdx, EngineState, WlIdx, WlState};
 
 /// Runs the next cycle exactly as Kueue would, then following cycles until one
@@ -19,7 +19,8 @@ use super::state::{CqIdx, EngineState, WlIdx, WlState};
 pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
     let mut st = EngineState::new(state, opts);
     let cluster_queues = usage_report(&st);
-    let mut last: LastExplanations = vec![None; st.wls.len()];
+    let mut last: LastExplanations = std::iter::repeat_with(|| None).take(st.wls.len()).collect();
+    let mut rows = PendingRows::new(&st);
     let mut cycles = Vec::new();
     let mut converged = false;
     let mut first = true;
@@ -55,7 +56,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             });
         }
         for (w, ex) in res.explanations(&st) {
-            last[w] = Some(Box::new(ex));
+            last[w] = Some(Last::new(ex));
         }
 
         // between cycles: victims and externally evicted workloads release quota
@@ -78,7 +79,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
         for (t, by) in &res.victims {
             if let (WlState::Queued, Some(c)) = (&st.wls[t.wl].state, st.wls[t.wl].cq) {
                 let ex = explain::for_requeued_victim(&st, t.wl, c, *by, t.reason.as_str());
-                last[t.wl] = Some(Box::new(ex));
+                last[t.wl] = Some(Last::new(ex));
             }
         }
         for &c in &touched {
@@ -92,7 +93,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             || res.parked > 0;
         let final_cycle = !changed || i + 1 == opts.max_cycles.max(1) || !has_heads(&st);
         if opts.pending_in_every_cycle || final_cycle {
-            out.pending = pending_list(&st, &last, final_cycle);
+            out.pending = rows.list(&st, &last, final_cycle);
         }
         cycles.push(out);
         first = false;

@@ -77,7 +77,7 @@ impl Prediction {
             for pending in &last.pending {
                 if !admitted_later.contains(pending.workload.as_str()) {
                     p.stays_pending
-                        .insert(pending.workload.clone(), pending.reason.clone());
+                        .insert(pending.workload.to_string(), pending.reason.to_string());
                 }
             }
         }

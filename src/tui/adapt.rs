@@ -171,7 +171,7 @@ pub fn plan_view(plan: &Plan, state: &ClusterState) -> PlanView {
             }
             match &p.explanation {
                 Some(e) => entry.explanation.extend(explanation_lines(e)),
-                None => entry.explanation.push(p.reason.clone()),
+                None => entry.explanation.push(p.reason.to_string()),
             }
         }
     }

@@ -53,7 +53,7 @@ fn last_reason(s: &ClusterState, wl: &str) -> String {
         .pending
         .iter()
         .find(|x| x.workload == wl)
-        .map(|x| x.reason.clone())
+        .map(|x| x.reason.to_string())
         .unwrap_or_default()
 }
 
