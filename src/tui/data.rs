@@ -50,7 +50,8 @@ pub struct PlanView {
     pub cycles: Vec<CycleView>,
     /// Proposed actions awaiting approval.
     pub proposals: Vec<ProposalView>,
-    /// When the plan was computed (for "re-planned 3s ago").
+    /// When (the snapshot) the plan was computed on: the status bar shows the plan's age
+    /// while it lags behind the last event ("re-planning (plan is 3s old)").
     pub computed_at: Option<Timestamp>,
     /// How long the engine took, in milliseconds.
     pub duration_ms: Option<u64>,
