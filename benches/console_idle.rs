@@ -94,7 +94,7 @@ fn main() {
     let cpu_pct = (cpu_after - cpu_before) as f64 / ticks_per_sec / secs * 100.0;
     println!("baseline: first full frame at 120x40       {first_frame:>8} bytes");
     println!(
-        "idle: bytes written per minute             {:>8.0} bytes  (goal ~0; ages tick once a second)",
+        "idle: bytes written per minute             {:>8.0} bytes  (goal ~0; a tick draws only when a visible age changed)",
         idle_bytes as f64 * 60.0 / secs
     );
     println!("idle: CPU over {secs:.0} s                       {cpu_pct:>8.2} %  (goal ~0)");

@@ -10,6 +10,10 @@ use std::time::Duration;
 use anyhow::Context;
 use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Size;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 
@@ -97,6 +101,10 @@ pub async fn run_terminal(
     let min_frame = Duration::from_secs_f64(1.0 / f64::from(opts.max_fps.max(1)));
     let mut last_draw: Option<Instant> = None;
     let mut dirty = true;
+    // Set when only the clock moved since the last frame: most ticks change nothing on
+    // screen, and a draw that changes no cell still writes cursor escapes.
+    let mut tick_only = false;
+    let mut idle = IdleFrames::default();
     let mut data_open = true;
     let mut notices = opts.notices.take();
     let mut prompts = opts.prompts.take();
@@ -105,12 +113,22 @@ pub async fn run_terminal(
     loop {
         let due = last_draw.map_or(Instant::now(), |t| t + min_frame);
         if dirty && Instant::now() >= due {
-            guard
+            let size = guard
                 .terminal
-                .draw(|frame| view(&app, &app.cache.data, frame))
-                .context("cannot draw")?;
-            last_draw = Some(Instant::now());
-            dirty = false;
+                .size()
+                .context("cannot read the terminal size")?;
+            if tick_only && idle.unchanged(&app, size) {
+                dirty = false;
+            } else {
+                let frame = guard
+                    .terminal
+                    .draw(|frame| view(&app, &app.cache.data, frame))
+                    .context("cannot draw")?;
+                idle.remember(frame.buffer);
+                last_draw = Some(Instant::now());
+                dirty = false;
+            }
+            tick_only = false;
         }
         let msg = tokio::select! {
             biased;
@@ -142,14 +160,20 @@ pub async fn run_terminal(
             // Wake up to draw a frame that the rate limit held back.
             _ = tokio::time::sleep_until(due), if dirty => continue,
         };
+        let is_tick = matches!(msg, Msg::Tick(_));
         for effect in update(&mut app, msg) {
             match effect {
                 Effect::Quit => return Ok(()),
-                Effect::Redraw => dirty = true,
+                Effect::Redraw => {
+                    // A tick alone may change nothing visible; anything else redraws.
+                    tick_only = if dirty { tick_only && is_tick } else { is_tick };
+                    dirty = true;
+                }
                 Effect::Confirmed(yes) => {
                     if let Some(tx) = &opts.confirms {
                         let _ = tx.send(yes);
                     }
+                    tick_only = false;
                     dirty = true;
                 }
                 Effect::RunAction(req) => {
@@ -160,9 +184,45 @@ pub async fn run_terminal(
                             Msg::Notice("actions are not available yet".into()),
                         );
                     }
+                    tick_only = false;
                     dirty = true;
                 }
             }
+        }
+    }
+}
+
+/// The last frame drawn, to tell whether a tick changed anything visible: the view is
+/// rendered off-screen and compared cell by cell (a fraction of a millisecond), so an
+/// idle console writes nothing at all.
+#[derive(Default)]
+struct IdleFrames {
+    last: Option<Buffer>,
+    scratch: Option<Terminal<TestBackend>>,
+}
+
+impl IdleFrames {
+    fn remember(&mut self, buffer: &Buffer) {
+        self.last = Some(buffer.clone());
+    }
+
+    fn unchanged(&mut self, app: &App, size: Size) -> bool {
+        let Some(last) = &self.last else {
+            return false;
+        };
+        if last.area.width != size.width || last.area.height != size.height {
+            return false;
+        }
+        let scratch = match &mut self.scratch {
+            Some(t) if t.backend().buffer().area == last.area => t,
+            slot => match Terminal::new(TestBackend::new(size.width, size.height)) {
+                Ok(t) => slot.insert(t),
+                Err(_) => return false,
+            },
+        };
+        match scratch.draw(|frame| view(app, &app.cache.data, frame)) {
+            Ok(frame) => frame.buffer == last,
+            Err(_) => false,
         }
     }
 }
