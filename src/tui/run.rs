@@ -226,3 +226,42 @@ impl IdleFrames {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::keymap::Keymap;
+
+    fn drawn(app: &App, idle: &mut IdleFrames, w: u16, h: u16) {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        let frame = t.draw(|f| view(app, &app.cache.data, f)).unwrap();
+        idle.remember(frame.buffer);
+    }
+
+    #[test]
+    fn a_tick_that_changes_no_cell_is_not_drawn_and_one_that_does_is() {
+        let mut app = App::new(
+            Keymap::default(),
+            Theme::preset("dark"),
+            false,
+            ViewId::Queues,
+        );
+        update(&mut app, Msg::Resize(100, 30));
+        update(&mut app, Msg::Tick(1_000_000));
+        let mut data = ConsoleData::default();
+        data.sync.last_event = Some(1_000_000);
+        update(&mut app, Msg::Data(data));
+        let mut idle = IdleFrames::default();
+        let size = Size::new(100, 30);
+        assert!(!idle.unchanged(&app, size), "nothing drawn yet");
+        drawn(&app, &mut idle, 100, 30);
+        // 300 ms later "last event 0s ago" still reads the same: nothing to draw.
+        update(&mut app, Msg::Tick(1_000_300));
+        assert!(idle.unchanged(&app, size));
+        // Two seconds later it reads "2s ago": draw.
+        update(&mut app, Msg::Tick(1_002_000));
+        assert!(!idle.unchanged(&app, size));
+        // A resize always draws.
+        assert!(!idle.unchanged(&app, Size::new(90, 30)));
+    }
+}
