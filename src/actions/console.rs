@@ -329,19 +329,14 @@ pub async fn spawn_console_actions(
                 Prepared::Resume(t) => (ActionKind::Resume, t.clone()),
                 Prepared::Approve(p) => (ActionKind::Approve, p.preemptor.clone()),
                 Prepared::SetPriority(t, _) => (ActionKind::SetPriority, t.clone()),
-                Prepared::Queue(kind, ns, name, hold) => {
-                    let action = if *hold {
+                Prepared::Queue(kind, ns, name, hold) => (
+                    if *hold {
                         ActionKind::Hold
                     } else {
                         ActionKind::Resume
-                    };
-                    let key = if ns.is_empty() {
-                        name.clone()
-                    } else {
-                        format!("{ns}/{name}")
-                    };
-                    (action, format!("{}/{key}", kind.to_ascii_lowercase()))
-                }
+                    },
+                    super::ops::queue_target(kind, ns, name),
+                ),
             };
             // Answers to an earlier, lapsed prompt must not confirm this one.
             while confirm_rx.try_recv().is_ok() {}

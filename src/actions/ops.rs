@@ -115,6 +115,16 @@ pub async fn set_active(actor: &Actor, target: &str, want: bool) -> Outcome {
     actor.finish(rec, result)
 }
 
+/// How audit lines name a queue: `clusterqueue/NAME` or `localqueue/NS/NAME`.
+pub(super) fn queue_target(kind: &str, namespace: &str, name: &str) -> String {
+    let kind = kind.to_ascii_lowercase();
+    if namespace.is_empty() {
+        format!("{kind}/{name}")
+    } else {
+        format!("{kind}/{namespace}/{name}")
+    }
+}
+
 /// Hold or resume a whole queue through its `spec.stopPolicy`, as `kueuectl stop
 /// --keep-already-running` / `kueuectl resume` do: `Hold` admits nothing new and
 /// evicts nothing. Same steps as every action: read, access review, dry run, write.
@@ -131,10 +141,7 @@ pub async fn set_queue_stop(
         ActionKind::Resume
     };
     let obj = actor.exec.queue(kind, namespace, name);
-    let mut rec = actor.record(
-        action,
-        &format!("{}/{}", kind.to_ascii_lowercase(), obj.key()),
-    );
+    let mut rec = actor.record(action, &queue_target(kind, namespace, name));
     let result = async {
         let current = actor.exec.get(&obj).await?;
         let before = current
