@@ -11,13 +11,11 @@ use tokio::sync::watch;
 
 use super::actions::{ConsoleActionSettings, spawn_console_actions};
 use super::args::{ConsoleArgs, DemoArgs};
+use super::embedded::EmbeddedSim;
 use super::feed;
 use crate::engine::{self, PlanOptions};
 use crate::model::load_paths;
-use crate::sim::cluster::{SimCluster, SimOptions};
-use crate::sim::live::{LiveOptions, LiveSim};
 use crate::sim::scenario::{Scenario, load_scenario};
-use crate::source::clock::Clock;
 use crate::source::{self, ClusterArgs, LivePlan, ReplanOptions, Snapshot, SourceOptions};
 use crate::tui::color::ColorEnv;
 use crate::tui::{Config, ConsoleData, RunOptions, run_terminal};
@@ -210,34 +208,11 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
     };
     let rt = runtime()?;
     rt.block_on(async {
-        let cluster = SimCluster::from_scenario(&scenario, SimOptions::live());
-        let sim = LiveSim::start(
-            cluster,
-            LiveOptions {
-                speed: args.speed,
-                ..LiveOptions::default()
-            },
-        )
-        .await
-        .context("cannot start the simulator on loopback")?;
-        // Ages and waits in simulated time, the time the objects are stamped with.
-        let sim_clock = sim.clock().clone();
-        opts.clock = Clock::from_fn(move || sim_clock.timestamp());
-        let kubeconfig = std::env::temp_dir().join(format!(
-            "gangplank-demo-{}-{}.kubeconfig",
-            std::process::id(),
-            sim.addr().port()
-        ));
-        sim.write_kubeconfig(&kubeconfig)
-            .with_context(|| format!("cannot write {}", kubeconfig.display()))?;
-        let cluster_args = ClusterArgs {
-            kubeconfig: Some(kubeconfig.clone()),
-            context: Some("gangplank-sim".to_string()),
-            ..args.console.cluster.clone()
-        };
+        let sim = EmbeddedSim::start(&scenario, args.speed, &args.console.cluster).await?;
+        opts.clock = sim.clock.clone();
         let context = format!("demo: {} at {}x", scenario.name, args.speed);
         let result = live_console(
-            &cluster_args,
+            &sim.cluster,
             context,
             opts,
             &action_settings(&args.console),
@@ -247,7 +222,6 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
         )
         .await;
         sim.shutdown().await;
-        let _ = std::fs::remove_file(&kubeconfig);
         result
     })?;
     Ok(0)

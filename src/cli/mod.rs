@@ -4,6 +4,7 @@ mod actions;
 mod args;
 mod console;
 mod doctor;
+mod embedded;
 pub mod feed;
 mod history;
 mod live;

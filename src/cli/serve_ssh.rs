@@ -14,12 +14,11 @@ use ratatui::Frame;
 use tokio::sync::watch;
 
 use super::args::ServeSshArgs;
+use super::embedded::EmbeddedSim;
 use super::feed;
-use crate::sim::cluster::{SimCluster, SimOptions};
-use crate::sim::live::{LiveOptions, LiveSim};
 use crate::sim::scenario::Scenario;
 use crate::source::clock::Clock;
-use crate::source::{self, ClusterArgs, ReplanOptions, SourceOptions};
+use crate::source::{self, ReplanOptions, SourceOptions};
 use crate::ssh::{self, KeyOutcome, SessionApp, SessionAppFactory, SessionInfo, SshServerOptions};
 use crate::tui::color::{ColorDepth, ColorEnv};
 use crate::tui::{App, Config, ConsoleData, Effect, Msg, Theme, update, view};
@@ -148,28 +147,10 @@ pub fn run(args: &ServeSshArgs) -> Result<i32> {
             .clone()
             .unwrap_or_else(|| "current context".into());
         if args.demo {
-            let live = LiveSim::start(
-                SimCluster::from_scenario(&Scenario::seed(), SimOptions::live()),
-                LiveOptions {
-                    speed: args.speed,
-                    ..LiveOptions::default()
-                },
-            )
-            .await
-            .context("cannot start the simulator")?;
-            let path = std::env::temp_dir().join(format!(
-                "gangplank-ssh-demo-{}.kubeconfig",
-                std::process::id()
-            ));
-            live.write_kubeconfig(&path)?;
-            cluster = ClusterArgs {
-                kubeconfig: Some(path),
-                context: Some("gangplank-sim".into()),
-                ..cluster
-            };
+            let live = EmbeddedSim::start(&Scenario::seed(), args.speed, &cluster).await?;
+            cluster = live.cluster.clone();
+            clock = live.clock.clone();
             context = "demo: seed".into();
-            let sim_clock = live.clock().clone();
-            clock = Clock::from_fn(move || sim_clock.timestamp());
             sim = Some(live);
         }
         let source_opts = SourceOptions {

@@ -1,0 +1,62 @@
+//! The simulator embedded in a command (`demo`, `serve-ssh --demo`): started on
+//! loopback, reached through a temporary kubeconfig by the same client as a real
+//! cluster, and read with its own clock (its objects are stamped in simulated time).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::sim::api::kubeconfig::CONTEXT_NAME;
+use crate::sim::cluster::{SimCluster, SimOptions};
+use crate::sim::live::{LiveOptions, LiveSim};
+use crate::sim::scenario::Scenario;
+use crate::source::ClusterArgs;
+use crate::source::clock::Clock;
+
+pub struct EmbeddedSim {
+    sim: LiveSim,
+    kubeconfig: PathBuf,
+    /// `base` pointed at the simulator (its other flags kept, e.g. `-n`, `--as`).
+    pub cluster: ClusterArgs,
+    /// The simulator's clock: ages and waits in the time its objects are stamped with.
+    pub clock: Clock,
+}
+
+impl EmbeddedSim {
+    /// Starts `scenario` at `speed` and writes the kubeconfig that reaches it.
+    pub async fn start(scenario: &Scenario, speed: f64, base: &ClusterArgs) -> Result<Self> {
+        let sim = LiveSim::start(
+            SimCluster::from_scenario(scenario, SimOptions::live()),
+            LiveOptions {
+                speed,
+                ..LiveOptions::default()
+            },
+        )
+        .await
+        .context("cannot start the simulator on loopback")?;
+        let kubeconfig = std::env::temp_dir().join(format!(
+            "gangplank-sim-{}-{}.kubeconfig",
+            std::process::id(),
+            sim.addr().port()
+        ));
+        sim.write_kubeconfig(&kubeconfig)
+            .with_context(|| format!("cannot write {}", kubeconfig.display()))?;
+        let sim_clock = sim.clock().clone();
+        Ok(EmbeddedSim {
+            cluster: ClusterArgs {
+                kubeconfig: Some(kubeconfig.clone()),
+                context: Some(CONTEXT_NAME.to_string()),
+                ..base.clone()
+            },
+            clock: Clock::from_fn(move || sim_clock.timestamp()),
+            kubeconfig,
+            sim,
+        })
+    }
+
+    /// Stops the simulator and removes the temporary kubeconfig.
+    pub async fn shutdown(self) {
+        self.sim.shutdown().await;
+        let _ = std::fs::remove_file(&self.kubeconfig);
+    }
+}
