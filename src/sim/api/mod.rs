@@ -66,6 +66,8 @@ pub use faults::{FaultConfig, FaultRule, Faults, MalformedInjection};
 pub use kubeconfig::{kubeconfig_yaml, write_kubeconfig};
 pub use stats::RequestStats;
 
+use super::clock::SimClock;
+use super::cluster::SimLimits;
 use super::store::ObjectStore;
 
 /// Server settings.
@@ -79,6 +81,10 @@ pub struct ServerOptions {
     pub default_watch_timeout: Duration,
     /// Initial fault configuration.
     pub faults: FaultConfig,
+    /// Pod caps: over-cap objects are refused with 422, pods beyond the total with 403.
+    pub limits: SimLimits,
+    /// The clock ages in tables are computed with (the wall clock when `None`).
+    pub clock: Option<SimClock>,
 }
 
 impl Default for ServerOptions {
@@ -88,6 +94,18 @@ impl Default for ServerOptions {
             bookmark_interval: Duration::from_secs(5),
             default_watch_timeout: Duration::from_secs(1800),
             faults: FaultConfig::default(),
+            limits: SimLimits::default(),
+            clock: None,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// "Now" for ages, ms since the epoch.
+    pub(crate) fn now_ms(&self) -> i64 {
+        match &self.clock {
+            Some(c) => c.now_ms(),
+            None => jiff::Timestamp::now().as_millisecond(),
         }
     }
 }

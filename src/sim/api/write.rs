@@ -142,6 +142,39 @@ fn validate(req: &ResourceRequest, obj: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// The simulator's pod caps ([`crate::sim::cluster::SimLimits`]): an object asking for
+/// too many pods is Invalid (422) with the field named, as Kubernetes' own validation
+/// answers; a pod beyond the cluster's total is Forbidden (403), as a quota would be.
+fn check_limits(
+    shared: &Shared,
+    req: &ResourceRequest,
+    obj: &Value,
+    creating: bool,
+) -> Result<(), ApiError> {
+    let def = req.def;
+    let name = object_name(obj).unwrap_or_default();
+    if let Err(v) = shared.opts.limits.check(def.kind, obj) {
+        return Err(invalid(
+            def,
+            name,
+            &v.field,
+            &format!("Invalid value: {}: {}", v.value, v.detail),
+        ));
+    }
+    let max = shared.opts.limits.max_pods;
+    if creating && def.kind == "Pod" && shared.store.count(&def.key()) >= max {
+        return Err(ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "pods \"{name}\" is forbidden: the simulated cluster already holds its limit of {max} pods (--max-pods)"
+            ),
+        )
+        .with_details(name, def.group, def.plural));
+    }
+    Ok(())
+}
+
 /// Fills or checks `metadata.namespace` against the URL.
 fn fix_namespace(req: &ResourceRequest, obj: &mut Value) -> Result<(), ApiError> {
     let meta = obj
@@ -188,6 +221,7 @@ pub(crate) fn create(
 ) -> ApiResult {
     let mut obj = parse_body(ct, body)?;
     validate(req, &obj)?;
+    check_limits(shared, req, &obj, true)?;
     fix_namespace(req, &mut obj)?;
     let has_name = obj
         .pointer("/metadata/name")
@@ -231,6 +265,7 @@ pub(crate) fn update(
 ) -> ApiResult {
     let mut obj = parse_body(ct, body)?;
     validate(req, &obj)?;
+    check_limits(shared, req, &obj, false)?;
     fix_namespace(req, &mut obj)?;
     let url_name = req.name.as_deref().unwrap_or_default();
     match object_name(&obj) {
@@ -284,6 +319,7 @@ pub(crate) fn patch(
         }
         validate(req, &patch_body)?;
         if shared.store.get(&key, ns, name).is_none() {
+            check_limits(shared, req, &patch_body, true)?;
             // Server-side apply creates missing objects.
             let mut obj = patch_body;
             fix_namespace(req, &mut obj)?;
@@ -327,7 +363,9 @@ pub(crate) fn patch(
             let mut obj = convert::from_storage(def, &version, live.clone());
             patch::apply(kind, &mut obj, &patch_body).map_err(StoreError::Invalid)?;
             // The patched result must pass the same checks as a full write.
-            if let Err(e) = validate(req, &obj) {
+            if let Err(e) =
+                validate(req, &obj).and_then(|()| check_limits(shared, req, &obj, false))
+            {
                 let msg = e.message.clone();
                 rejected = Some(e);
                 return Err(StoreError::Invalid(msg));
