@@ -39,6 +39,7 @@
 //!   ([`reviews`]); `SelfSubjectReview` reports the impersonated user, else
 //!   `gangplank-sim-admin`.
 
+pub mod crds;
 pub mod discovery;
 pub mod errors;
 pub mod faults;
@@ -49,6 +50,7 @@ pub mod reviews;
 mod routes;
 pub mod selectors;
 pub mod stats;
+pub mod table;
 mod write;
 
 use std::net::SocketAddr;

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::errors::{ApiError, json_response};
 use super::faults::{FaultConfig, fault_error};
-use super::{Shared, discovery, list_watch, reviews, write};
+use super::{Shared, discovery, list_watch, reviews, table, write};
 use crate::sim::resources::{self, ResourceDef};
 
 /// Query parameters (last value wins; empty pairs, as kube-rs sends, are fine).
@@ -231,10 +231,14 @@ async fn resource(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json")
         .to_string();
+    if req.def.read_only() && !matches!(verb, "get" | "list" | "watch") {
+        return ApiError::method_not_allowed(method.as_str()).into_response();
+    }
+    let view = table::requested(&headers, params.get("includeObject").map(String::as_str));
     let result = match verb {
-        "get" => list_watch::get(&shared, &req),
-        "list" => list_watch::list(&shared, &req, &params),
-        "watch" => return list_watch::watch(shared, req, params, in_stream_error),
+        "get" => list_watch::get(&shared, &req, view),
+        "list" => list_watch::list(&shared, &req, &params, view),
+        "watch" => return list_watch::watch(shared, req, params, in_stream_error, view),
         "create" => write::create(&shared, &req, &params, &content_type, &body),
         "update" => write::update(&shared, &req, &params, &content_type, &body),
         "patch" => write::patch(&shared, &req, &params, &content_type, &body),

@@ -242,7 +242,7 @@ pub(crate) fn create(
     let obj = convert::to_storage(req.def, &req.version, obj);
     let out = shared
         .store
-        .create(&req.def.key(), obj, write_opts(params))
+        .create(&req.def.store_key(), obj, write_opts(params))
         .map_err(store_err(req))?;
     respond(req, StatusCode::CREATED, out)
 }
@@ -283,7 +283,7 @@ pub(crate) fn update(
     let obj = convert::to_storage(req.def, &req.version, obj);
     let out = shared
         .store
-        .replace(&req.def.key(), obj, scope(req), write_opts(params))
+        .replace(&req.def.store_key(), obj, scope(req), write_opts(params))
         .map_err(store_err(req))?;
     respond(req, StatusCode::OK, out)
 }
@@ -308,7 +308,7 @@ pub(crate) fn patch(
     };
     let patch_body = parse_body(body_ct, body)?;
     let opts = write_opts(params);
-    let key = req.def.key();
+    let key = req.def.store_key();
     let name = req.name.as_deref().unwrap_or_default();
     let ns = req.namespace.as_deref();
     if kind == PatchKind::Apply {
@@ -416,7 +416,7 @@ pub(crate) fn delete(
     let out = shared
         .store
         .delete(
-            &req.def.key(),
+            &req.def.store_key(),
             req.namespace.as_deref(),
             req.name.as_deref().unwrap_or_default(),
             &opts,
@@ -436,7 +436,7 @@ pub(crate) fn delete_collection(
     let fields = FieldSelector::parse(params.get("fieldSelector").map_or("", String::as_str))
         .map_err(ApiError::bad_request)?;
     let opts = delete_options(params, &[])?;
-    let key = req.def.key();
+    let key = req.def.store_key();
     let snap = shared.store.list(&key, req.namespace.as_deref());
     let mut deleted = Vec::new();
     for obj in snap
