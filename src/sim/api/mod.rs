@@ -45,6 +45,7 @@ pub mod errors;
 pub mod faults;
 pub mod kubeconfig;
 mod list_watch;
+pub mod openapi;
 pub mod paging;
 pub mod reviews;
 mod routes;

@@ -175,6 +175,28 @@ fn check_limits(
     Ok(())
 }
 
+/// `fieldValidation=Strict` (what `kubectl apply` sends by default): fields the kind's
+/// schema does not declare are refused as kube-apiserver refuses them (400).
+fn check_fields(req: &ResourceRequest, params: &Params, obj: &Value) -> Result<(), ApiError> {
+    if params.get("fieldValidation").map(String::as_str) != Some("Strict") {
+        return Ok(());
+    }
+    let unknown = super::openapi::unknown_fields(req.def, &req.version, obj);
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    let kind = req.def.kind;
+    Err(ApiError::bad_request(format!(
+        "{kind} in version \"{}\" cannot be handled as a {kind}: strict decoding error: {}",
+        req.version,
+        list.join(", ")
+    )))
+}
+
 /// Fills or checks `metadata.namespace` against the URL.
 fn fix_namespace(req: &ResourceRequest, obj: &mut Value) -> Result<(), ApiError> {
     let meta = obj
@@ -221,6 +243,7 @@ pub(crate) fn create(
 ) -> ApiResult {
     let mut obj = parse_body(ct, body)?;
     validate(req, &obj)?;
+    check_fields(req, params, &obj)?;
     check_limits(shared, req, &obj, true)?;
     fix_namespace(req, &mut obj)?;
     let has_name = obj
@@ -265,6 +288,7 @@ pub(crate) fn update(
 ) -> ApiResult {
     let mut obj = parse_body(ct, body)?;
     validate(req, &obj)?;
+    check_fields(req, params, &obj)?;
     check_limits(shared, req, &obj, false)?;
     fix_namespace(req, &mut obj)?;
     let url_name = req.name.as_deref().unwrap_or_default();
@@ -307,6 +331,9 @@ pub(crate) fn patch(
         "application/json"
     };
     let patch_body = parse_body(body_ct, body)?;
+    if kind != PatchKind::Json {
+        check_fields(req, params, &patch_body)?;
+    }
     let opts = write_opts(params);
     let key = req.def.store_key();
     let name = req.name.as_deref().unwrap_or_default();

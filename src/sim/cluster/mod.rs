@@ -137,6 +137,8 @@ struct Dirty {
     workloads: BTreeSet<(String, String)>,
     deployments: BTreeSet<(String, String)>,
     deployment_status: BTreeSet<(String, String)>,
+    /// Nodes without a `Ready` condition: their (simulated) kubelet reports in.
+    node_status: BTreeSet<String>,
     all_jobs: bool,
     bind: bool,
     cycle: bool,
@@ -150,6 +152,7 @@ impl Dirty {
             || !self.workloads.is_empty()
             || !self.deployments.is_empty()
             || !self.deployment_status.is_empty()
+            || !self.node_status.is_empty()
             || self.all_jobs
             || self.bind
     }
@@ -516,6 +519,9 @@ impl SimCluster {
         for d in std::mem::take(&mut self.dirty.deployment_status) {
             self.write_deployment_status(&d);
         }
+        for n in std::mem::take(&mut self.dirty.node_status) {
+            self.report_node_status(&n);
+        }
     }
 
     /// Consumes the store events written since the last call.
@@ -638,6 +644,9 @@ impl SimCluster {
             }
         }
         if *res == ResourceKey::NODES {
+            if !deleted && json::condition(obj, "Ready").is_none() {
+                self.dirty.node_status.insert(name.clone());
+            }
             match self.mirror.state.nodes.get(&name) {
                 Some(n) if !deleted => self.nodes.upsert(n),
                 _ => self.nodes.remove(&name),

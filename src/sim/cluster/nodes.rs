@@ -6,7 +6,44 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
+use serde_json::json;
+
 use crate::model::{Node, Quantity, Taint, Toleration};
+use crate::sim::resources::ResourceKey;
+use crate::sim::store::UpdateScope;
+
+use super::SimCluster;
+use super::json::{map_at, set_condition, short_hash};
+
+impl SimCluster {
+    /// What a node's kubelet reports when it joins: `Ready`, its version and address
+    /// (`kubectl get nodes` STATUS, VERSION, INTERNAL-IP). A node whose scenario gives it
+    /// a `Ready` condition keeps its own.
+    pub(super) fn report_node_status(&mut self, name: &str) {
+        let now = self.clock.rfc3339();
+        let h = short_hash(name, 4);
+        let ip = format!(
+            "10.0.{}.{}",
+            u8::from_str_radix(&h[..2], 16).unwrap_or(0),
+            u8::from_str_radix(&h[2..], 16).unwrap_or(0).max(2)
+        );
+        self.write(&ResourceKey::NODES, "", name, UpdateScope::Status, |o| {
+            if super::json::condition(o, "Ready").is_some() {
+                return;
+            }
+            set_condition(o, "Ready", true, "KubeletReady", "kubelet is posting ready status", &now);
+            let st = map_at(o, &["status"]);
+            st.entry("nodeInfo").or_insert_with(|| {
+                json!({"kubeletVersion": "v1.32.0", "osImage": "gangplank simulated node",
+                       "kernelVersion": "simulated", "containerRuntimeVersion": "simulated://1.0",
+                       "operatingSystem": "linux", "architecture": "amd64"})
+            });
+            st.entry("addresses").or_insert_with(|| {
+                json!([{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}])
+            });
+        });
+    }
+}
 
 /// Resources as (name → milli-units).
 pub(crate) type Milli = BTreeMap<String, i128>;
