@@ -54,8 +54,13 @@ fn invalid(def: &ResourceDef, name: &str, field: &str, detail: &str) -> ApiError
     } else {
         format!("{}.{}", def.kind, def.group)
     };
-    ApiError::invalid(format!("{kind_q} \"{name}\" is invalid: {field}: {detail}"))
-        .with_details(name, def.group, def.kind)
+    let mut e = ApiError::invalid(format!("{kind_q} \"{name}\" is invalid: {field}: {detail}"))
+        .with_details(name, def.group, def.kind);
+    // kubectl prints "The Deployment "x" is invalid: <field>: <message>" from the causes.
+    if let Some(d) = e.details.as_mut() {
+        d["causes"] = json!([{"reason": "FieldValueInvalid", "message": detail, "field": field}]);
+    }
+    e
 }
 
 /// Checks type meta against the URL and a few schema rules that clients rely on.
