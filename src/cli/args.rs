@@ -51,7 +51,7 @@ pub struct DemoArgs {
     /// Scenario file or directory (Kubernetes manifests); default: the bundled seed.
     #[arg(long)]
     pub scenario: Option<PathBuf>,
-    /// Simulated seconds per wall-clock second (60: the seed story unfolds in seconds).
+    /// How many times faster than the wall clock the story runs (60: the seed story unfolds in seconds).
     #[arg(long, default_value_t = 60.0)]
     pub speed: f64,
     #[command(flatten)]
@@ -324,7 +324,7 @@ pub struct ServeSshArgs {
     /// Serve the embedded simulator's seed scenario instead of a cluster.
     #[arg(long)]
     pub demo: bool,
-    /// With --demo: simulated seconds per wall-clock second.
+    /// With --demo: how many times faster than the wall clock the story runs.
     #[arg(long, default_value_t = 60.0)]
     pub speed: f64,
     #[command(flatten)]
