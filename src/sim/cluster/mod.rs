@@ -312,6 +312,10 @@ impl SimCluster {
             self.queue.insert((at, seq), what);
         }
         self.speed = speed;
+        // A fast story puts events less than a second apart; Kueue orders workloads
+        // by these stamps, so they keep milliseconds then.
+        self.clock.set_millis(speed > 1.0);
+        self.store.set_millis(speed > 1.0);
     }
 
     fn schedule(&mut self, at: i64, what: Scheduled) {
