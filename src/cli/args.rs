@@ -51,7 +51,7 @@ pub struct DemoArgs {
     /// Scenario file or directory (Kubernetes manifests); default: the bundled seed.
     #[arg(long)]
     pub scenario: Option<PathBuf>,
-    /// Simulated seconds per wall-clock second (60: the seed story unfolds in seconds).
+    /// How many times faster than the wall clock the story runs (60: the seed story unfolds in seconds).
     #[arg(long, default_value_t = 60.0)]
     pub speed: f64,
     #[command(flatten)]
@@ -265,9 +265,17 @@ pub struct SimServeArgs {
     /// Where to write the kubeconfig (context gangplank-sim); default: a file in the temp directory.
     #[arg(long)]
     pub kubeconfig_out: Option<PathBuf>,
-    /// Simulated seconds per wall-clock second.
+    /// How many times faster than the wall clock the scenario's story runs (its `at`
+    /// offsets and job durations are divided by it; timestamps stay on the wall clock).
     #[arg(long, default_value_t = 1.0)]
     pub speed: f64,
+    /// Pods one object may ask for (replicas, parallelism, completions, pod-set counts);
+    /// larger objects are refused naming the field.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_pods_per_object: i64,
+    /// Pods in the whole simulated cluster; beyond it pod creation is refused.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    pub max_pods: usize,
     /// Fault injection: end every watch stream after this many seconds.
     #[arg(long, value_name = "SECS")]
     pub fault_close_watches_every: Option<u64>,
@@ -287,6 +295,13 @@ pub struct SimulateArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+    /// Pods one object may ask for (replicas, parallelism, completions, pod-set counts);
+    /// larger objects are refused naming the field.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_pods_per_object: i64,
+    /// Pods in the whole simulated cluster; beyond it pod creation is refused.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    pub max_pods: usize,
 }
 
 #[derive(Debug, clap::Args)]
@@ -309,7 +324,7 @@ pub struct ServeSshArgs {
     /// Serve the embedded simulator's seed scenario instead of a cluster.
     #[arg(long)]
     pub demo: bool,
-    /// With --demo: simulated seconds per wall-clock second.
+    /// With --demo: how many times faster than the wall clock the story runs.
     #[arg(long, default_value_t = 60.0)]
     pub speed: f64,
     #[command(flatten)]

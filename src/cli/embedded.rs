@@ -1,6 +1,7 @@
 //! The simulator embedded in a command (`demo`, `serve-ssh --demo`): started on
 //! loopback, reached through a temporary kubeconfig by the same client as a real
-//! cluster, and read with its own clock (its objects are stamped in simulated time).
+//! cluster, and read with its own clock (the wall clock, stepped by the simulator:
+//! `--speed` shortens the story, it never stamps a time ahead of the wall clock).
 
 use std::path::PathBuf;
 
@@ -18,7 +19,8 @@ pub struct EmbeddedSim {
     kubeconfig: PathBuf,
     /// `base` pointed at the simulator (its other flags kept, e.g. `-n`, `--as`).
     pub cluster: ClusterArgs,
-    /// The simulator's clock: ages and waits in the time its objects are stamped with.
+    /// The simulator's clock (the wall clock as the simulator last stepped it): ages and
+    /// waits in the time its objects are stamped with.
     pub clock: Clock,
 }
 

@@ -6,9 +6,10 @@ use anyhow::{Context, Result};
 
 use super::args::{SimArgs, SimCommand, SimServeArgs};
 use crate::sim::api::FaultConfig;
-use crate::sim::cluster::{SimCluster, SimOptions};
+use crate::sim::cluster::{SimCluster, SimLimits, SimOptions};
 use crate::sim::live::{LiveOptions, LiveSim};
 use crate::sim::scenario::{Scenario, load_scenario};
+use crate::sim::simulate::check_limits;
 
 pub fn run(args: &SimArgs) -> Result<i32> {
     match &args.command {
@@ -42,9 +43,21 @@ fn serve(args: &SimServeArgs) -> Result<i32> {
         None => Scenario::seed(),
     };
     let faults = faults(args)?;
+    let limits = SimLimits {
+        max_pods_per_object: args.max_pods_per_object,
+        max_pods: args.max_pods,
+    };
+    if let Err(e) = check_limits(&scenario, &limits) {
+        eprintln!("error: the scenario asks for too many pods: {e}");
+        return Ok(2);
+    }
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let cluster = SimCluster::from_scenario(&scenario, SimOptions::live());
+        let options = SimOptions {
+            limits,
+            ..SimOptions::live()
+        };
+        let cluster = SimCluster::from_scenario(&scenario, options);
         let sim = LiveSim::start(
             cluster,
             LiveOptions {
@@ -66,7 +79,10 @@ fn serve(args: &SimServeArgs) -> Result<i32> {
             sim.url(),
             scenario.name
         );
-        println!("speed: {} simulated second(s) per second", args.speed);
+        println!(
+            "speed: the story runs {}x (timestamps and ages are wall-clock)",
+            args.speed
+        );
         println!("kubeconfig: {}", path.display());
         println!("export KUBECONFIG={}", path.display());
         println!("Press Ctrl-C to stop.");

@@ -8,8 +8,9 @@ use super::args::{OutputFormat, SimulateArgs};
 use super::table::Table;
 use crate::sim::clock::parse_duration;
 use crate::sim::cluster::GroupSummary;
+use crate::sim::cluster::SimLimits;
 use crate::sim::scenario::{Scenario, load_scenario};
-use crate::sim::simulate::{SimReport, simulate};
+use crate::sim::simulate::{SimReport, check_limits, simulate_with};
 
 pub fn run(args: &SimulateArgs) -> Result<i32> {
     let until = parse_duration(&args.until).map_err(|e| anyhow::anyhow!("--until: {e}"))?;
@@ -17,7 +18,15 @@ pub fn run(args: &SimulateArgs) -> Result<i32> {
         Some(path) => load_scenario(path).with_context(|| "cannot load the scenario")?,
         None => Scenario::seed(),
     };
-    let report = simulate(&scenario, until);
+    let limits = SimLimits {
+        max_pods_per_object: args.max_pods_per_object,
+        max_pods: args.max_pods,
+    };
+    if let Err(e) = check_limits(&scenario, &limits) {
+        eprintln!("error: the scenario asks for too many pods: {e}");
+        return Ok(2);
+    }
+    let report = simulate_with(&scenario, until, limits);
     match args.output {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         OutputFormat::Table => print!("{}", render_table(&report)),

@@ -2,7 +2,7 @@
 //! syntax of the scenario annotations (`"2h"`, `"90m"`, `"1h30m"`, `"30s"`, `"1d"`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 /// The simulated clock, in milliseconds since the Unix epoch. Cloning shares it.
 ///
@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 pub struct SimClock {
     now_ms: Arc<AtomicI64>,
     start_ms: i64,
+    /// Stamp milliseconds (`…:13.123Z`): set when the story runs faster than the clock,
+    /// so events less than a second apart keep their order (Kueue orders by them).
+    millis: Arc<AtomicBool>,
 }
 
 impl SimClock {
@@ -20,6 +23,7 @@ impl SimClock {
         Self {
             now_ms: Arc::new(AtomicI64::new(start_ms)),
             start_ms,
+            millis: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -48,9 +52,26 @@ impl SimClock {
         ms_to_timestamp(self.now_ms())
     }
 
-    /// Current simulated time as Kubernetes prints it (`2026-01-01T00:10:00Z`).
+    /// Current simulated time as Kubernetes prints it (`2026-01-01T00:10:00Z`), with
+    /// milliseconds when [`set_millis`](Self::set_millis) asked for them.
     pub fn rfc3339(&self) -> String {
-        rfc3339(self.now_ms())
+        self.format(self.now_ms())
+    }
+
+    /// `ms` as this clock stamps times.
+    pub fn format(&self, ms: i64) -> String {
+        if self.millis.load(Ordering::Relaxed) {
+            ms_to_timestamp(ms)
+                .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+                .to_string()
+        } else {
+            rfc3339(ms)
+        }
+    }
+
+    /// Stamps carry milliseconds from now on (RFC 3339 allows them; clients parse them).
+    pub fn set_millis(&self, on: bool) {
+        self.millis.store(on, Ordering::Relaxed);
     }
 }
 

@@ -23,6 +23,10 @@ const PC_SOURCE: &str = "scheduling.k8s.io/priorityclass";
 
 /// Converts an object sent by a client at `version` into the storage version.
 pub fn to_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
+    if def.group == "events.k8s.io" {
+        event_to_core(&mut obj);
+        return obj;
+    }
     if def.group == KUEUE_GROUP
         && version == "v1beta1"
         && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
@@ -41,6 +45,9 @@ pub fn to_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
 
 /// Converts a stored object for a client reading at `version`.
 pub fn from_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
+    if def.group == "events.k8s.io" {
+        event_from_core(&mut obj);
+    }
     if def.group == KUEUE_GROUP
         && version == "v1beta1"
         && let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
@@ -55,6 +62,57 @@ pub fn from_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
     }
     set_type_meta(def, version, &mut obj);
     obj
+}
+
+/// events.k8s.io/v1 field ↔ core/v1 field (the same object, two shapes).
+const EVENT_FIELDS: &[(&str, &str)] = &[
+    ("regarding", "involvedObject"),
+    ("related", "related"),
+    ("note", "message"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("deprecatedCount", "count"),
+];
+
+fn event_from_core(obj: &mut Value) {
+    if let Some(m) = obj.as_object_mut() {
+        for (new, old) in EVENT_FIELDS {
+            if let Some(v) = m.remove(*old) {
+                m.insert((*new).into(), v);
+            }
+        }
+        m.insert("apiVersion".into(), json!("events.k8s.io/v1"));
+    }
+}
+
+fn event_to_core(obj: &mut Value) {
+    if let Some(m) = obj.as_object_mut() {
+        for (new, old) in EVENT_FIELDS {
+            if let Some(v) = m.remove(*new) {
+                m.insert((*old).into(), v);
+            }
+        }
+        m.insert("apiVersion".into(), json!("v1"));
+        m.insert("kind".into(), json!("Event"));
+    }
+}
+
+/// A field selector path of events.k8s.io/v1 in terms of the stored core/v1 Event
+/// (`regarding.name` → `involvedObject.name`).
+pub fn event_field_to_core(path: &str) -> String {
+    let (head, rest) = path
+        .split_once('.')
+        .map_or((path, None), |(h, r)| (h, Some(r)));
+    let head = EVENT_FIELDS
+        .iter()
+        .find(|(new, _)| *new == head)
+        .map_or(head, |(_, old)| old);
+    match rest {
+        Some(r) => format!("{head}.{r}"),
+        None => head.to_string(),
+    }
 }
 
 /// Sets `apiVersion` and `kind` for `def` at `version`.

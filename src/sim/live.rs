@@ -1,6 +1,11 @@
 //! The simulator running live behind the API server (`gangplank sim serve`, and the
-//! in-process demo): a tokio task advances simulated time at `speed` simulated
-//! seconds per wall second and reacts at once to writes made through the API.
+//! in-process demo): a tokio task keeps the cluster's clock on the wall clock, plays the
+//! scenario's story `speed` times faster (see [`SimCluster::set_speed`]) and reacts at
+//! once to writes made through the API.
+//!
+//! Every timestamp the simulator writes is therefore a real moment in the past, so
+//! kubectl's ages, the server's table ages and gangplank's own ages all agree with
+//! the wall clock (docs/simulator.md, "Time").
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -34,7 +39,7 @@ const MAX_TICK: Duration = Duration::from_millis(100);
 pub struct LiveOptions {
     /// Address to listen on (`127.0.0.1:0` picks a free port).
     pub listen: SocketAddr,
-    /// Simulated seconds per wall-clock second (> 0).
+    /// How many times faster than the wall clock the scenario's story runs (> 0).
     pub speed: f64,
     /// Initial fault rules of the API server.
     pub faults: FaultConfig,
@@ -51,8 +56,8 @@ impl Default for LiveOptions {
 }
 
 impl SimOptions {
-    /// Options for a live simulator: time starts at the wall clock (so object ages
-    /// look natural in kubectl) and no timeline is kept.
+    /// Options for a live simulator: the clock starts at the wall clock (whole
+    /// seconds, so no timestamp is ever ahead of it) and no timeline is kept.
     pub fn live() -> Self {
         let now = jiff::Timestamp::now().as_millisecond();
         SimOptions {
@@ -72,26 +77,29 @@ pub struct LiveSim {
 }
 
 impl LiveSim {
-    /// Serves `cluster`'s store and starts driving it.
-    pub async fn start(cluster: SimCluster, options: LiveOptions) -> std::io::Result<LiveSim> {
+    /// Serves `cluster`'s store and starts driving it; the story runs at `options.speed`.
+    pub async fn start(mut cluster: SimCluster, options: LiveOptions) -> std::io::Result<LiveSim> {
         if !(options.speed.is_finite() && options.speed > 0.0) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 format!("speed must be a positive number, got {}", options.speed),
             ));
         }
+        cluster.set_speed(options.speed);
         let server = serve(
             cluster.store().clone(),
             ServerOptions {
                 addr: options.listen,
                 faults: options.faults.clone(),
+                limits: cluster.limits(),
+                clock: Some(cluster.clock().clone()),
                 ..ServerOptions::default()
             },
         )
         .await?;
         let clock = cluster.clock().clone();
         let cancel = CancellationToken::new();
-        let driver = tokio::spawn(drive(cluster, options.speed, cancel.clone()));
+        let driver = tokio::spawn(drive(cluster, cancel.clone()));
         Ok(LiveSim {
             server,
             clock,
@@ -142,18 +150,19 @@ impl LiveSim {
     }
 }
 
-async fn drive(mut cluster: SimCluster, speed: f64, cancel: CancellationToken) -> SimCluster {
-    let wall0 = tokio::time::Instant::now();
-    let sim0 = cluster.now_ms();
+/// The wall clock in ms since the epoch.
+fn wall_ms() -> i64 {
+    jiff::Timestamp::now().as_millisecond()
+}
+
+async fn drive(mut cluster: SimCluster, cancel: CancellationToken) -> SimCluster {
     let mut wake = cluster
         .store()
         .subscribe(None, None)
         .expect("a fresh subscription cannot be expired");
-    let sim_at = |wall: tokio::time::Instant| {
-        sim0 + (wall.duration_since(wall0).as_secs_f64() * speed * 1000.0) as i64
-    };
     loop {
-        cluster.advance_to(sim_at(tokio::time::Instant::now()));
+        // The clock follows the wall clock (it never goes back, should the wall clock).
+        cluster.advance_to(wall_ms());
         // Our own writes are not a reason to wake up again; a write that landed after
         // the controllers settled is.
         if wake.try_next().is_err() {
@@ -168,11 +177,7 @@ async fn drive(mut cluster: SimCluster, speed: f64, cancel: CancellationToken) -
         }
         let sleep = cluster
             .next_event_time()
-            .map(|t| {
-                let wall_ms = ((t - sim0) as f64 / speed).max(0.0);
-                let due = wall0 + Duration::from_micros((wall_ms * 1000.0) as u64);
-                due.saturating_duration_since(tokio::time::Instant::now())
-            })
+            .map(|t| Duration::from_millis((t - wall_ms()).max(0) as u64))
             .unwrap_or(MAX_TICK)
             .clamp(Duration::from_millis(1), MAX_TICK);
         tokio::select! {

@@ -128,6 +128,30 @@ impl ResourceDef {
         self.versions.contains(&version)
     }
 
+    /// The key objects of this resource are stored under: events.k8s.io/v1 Events are
+    /// the core/v1 Events seen through another version.
+    pub fn store_key(&self) -> ResourceKey {
+        if self.group == "events.k8s.io" {
+            ResourceKey::EVENTS
+        } else {
+            self.key()
+        }
+    }
+
+    /// Served but not writable (CustomResourceDefinitions: the simulator's kinds are fixed).
+    pub fn read_only(&self) -> bool {
+        self.group == "apiextensions.k8s.io"
+    }
+
+    /// The verbs discovery advertises.
+    pub fn verbs(&self) -> &'static [&'static str] {
+        if self.read_only() {
+            &["get", "list", "watch"]
+        } else {
+            VERBS
+        }
+    }
+
     /// Strategic merge patch is only accepted for built-in kinds, as on a real
     /// server (CRDs answer 415).
     pub fn supports_strategic_merge(&self) -> bool {
@@ -197,6 +221,30 @@ static RESOURCES: &[ResourceDef] = &[
         categories: &[],
         namespaced: true,
         has_status: false,
+    },
+    ResourceDef {
+        group: "events.k8s.io",
+        versions: &["v1"],
+        storage_version: "v1",
+        kind: "Event",
+        singular: "event",
+        plural: "events",
+        short_names: &["ev"],
+        categories: &[],
+        namespaced: true,
+        has_status: false,
+    },
+    ResourceDef {
+        group: "apiextensions.k8s.io",
+        versions: &["v1"],
+        storage_version: "v1",
+        kind: "CustomResourceDefinition",
+        singular: "customresourcedefinition",
+        plural: "customresourcedefinitions",
+        short_names: &["crd", "crds"],
+        categories: &["api-extensions"],
+        namespaced: false,
+        has_status: true,
     },
     ResourceDef {
         group: "apps",
@@ -325,7 +373,7 @@ static RESOURCES: &[ResourceDef] = &[
         kind: "Cohort",
         singular: "cohort",
         plural: "cohorts",
-        short_names: &[],
+        short_names: &["co"],
         categories: &[],
         namespaced: false,
         has_status: true,
@@ -337,7 +385,7 @@ static RESOURCES: &[ResourceDef] = &[
         kind: "WorkloadPriorityClass",
         singular: "workloadpriorityclass",
         plural: "workloadpriorityclasses",
-        short_names: &[],
+        short_names: &["wpc"],
         categories: &[],
         namespaced: false,
         has_status: false,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::cluster::{SimCluster, SimCounters, SimOptions, SimSummary, TimelineEvent};
+use super::cluster::{SimCluster, SimCounters, SimLimits, SimOptions, SimSummary, TimelineEvent};
 use super::scenario::Scenario;
 
 /// The result of a headless run (the JSON contract of `gangplank simulate -o json`).
@@ -23,7 +23,15 @@ pub struct SimReport {
 
 /// Runs `scenario` from the start for `until_ms` of simulated time.
 pub fn simulate(scenario: &Scenario, until_ms: i64) -> SimReport {
-    let options = SimOptions::default();
+    simulate_with(scenario, until_ms, SimLimits::default())
+}
+
+/// [`simulate`] with other pod caps.
+pub fn simulate_with(scenario: &Scenario, until_ms: i64, limits: SimLimits) -> SimReport {
+    let options = SimOptions {
+        limits,
+        ..SimOptions::default()
+    };
     let end = options.start_ms + until_ms.max(0);
     let mut cluster = SimCluster::from_scenario(scenario, options);
     cluster.advance_to(end);
@@ -38,4 +46,29 @@ pub fn report(cluster: &SimCluster) -> SimReport {
         warnings: cluster.warnings().to_vec(),
         counters: cluster.counters(),
     }
+}
+
+/// The first scenario object over the pod caps, named with its file, document, object
+/// and field: `big.yaml: document 3 (Deployment/web): spec.replicas: Invalid value: …`.
+pub fn check_limits(scenario: &Scenario, limits: &SimLimits) -> Result<(), String> {
+    for o in &scenario.objects {
+        let kind = o
+            .object
+            .get("kind")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        if let Err(v) = limits.check(kind, &o.object) {
+            let name = o
+                .object
+                .pointer("/metadata/name")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
+            return Err(format!(
+                "{}: document {} ({kind}/{name}): {v}",
+                o.origin.source,
+                o.origin.document + 1
+            ));
+        }
+    }
+    Ok(())
 }

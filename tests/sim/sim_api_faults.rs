@@ -160,7 +160,7 @@ async fn malformed_object_in_watch_stream() {
 }
 
 #[tokio::test]
-async fn yaml_bodies_and_table_or_protobuf_accept_fall_back_to_json() {
+async fn yaml_bodies_tables_and_protobuf_accept_falling_back_to_json() {
     let (server, client, _d) = start().await;
     let yaml = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: from-yaml\n";
     let req = axum::http::Request::post(format!("{}/api/v1/namespaces", server.url()))
@@ -173,6 +173,22 @@ async fn yaml_bodies_and_table_or_protobuf_accept_fall_back_to_json() {
         .header(
             "accept",
             "application/vnd.kubernetes.protobuf,application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+        )
+        .body(Vec::new())
+        .expect("req");
+    // Tables are printed server-side (protobuf is not spoken: the next type wins).
+    let table: Value = client.request(req).await.expect("list");
+    assert_eq!(table["kind"], json!("Table"));
+    assert_eq!(table["columnDefinitions"][1]["name"], json!("Status"));
+    assert_eq!(table["rows"][0]["cells"][0], json!("from-yaml"));
+    assert_eq!(
+        table["rows"][0]["object"]["kind"],
+        json!("PartialObjectMetadata")
+    );
+    let req = axum::http::Request::get(format!("{}/api/v1/namespaces", server.url()))
+        .header(
+            "accept",
+            "application/vnd.kubernetes.protobuf,application/json",
         )
         .body(Vec::new())
         .expect("req");

@@ -26,6 +26,11 @@ fn kubectl_present() -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
+        // CI must run these tests: a missing kubectl there is a failure, not a skip.
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "kubectl is required under CI=true but was not found on PATH"
+        );
         eprintln!("SKIPPED: kubectl not found on PATH");
     }
     ok

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::sim::resources::{self, ResourceDef, VERBS};
+use crate::sim::resources::{self, ResourceDef};
 
 /// `GET /version`.
 pub fn version() -> Value {
@@ -70,7 +70,7 @@ fn resource_entries(d: &ResourceDef) -> Vec<Value> {
         "singularName": d.singular,
         "namespaced": d.namespaced,
         "kind": d.kind,
-        "verbs": VERBS,
+        "verbs": d.verbs(),
     });
     if !d.short_names.is_empty() {
         main["shortNames"] = json!(d.short_names);

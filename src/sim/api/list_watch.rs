@@ -12,10 +12,12 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::Shared;
+use super::crds;
 use super::errors::ApiError;
 use super::paging::{Cursor, ListSnapshot};
 use super::routes::{Params, ResourceRequest};
 use super::selectors::{FieldSelector, LabelSelector};
+use super::table::{self, TableRequest};
 use crate::sim::convert;
 use crate::sim::store::{EventType, StoreError, StoreEvent, object_namespace, parse_rv};
 
@@ -27,27 +29,44 @@ const CHUNK: usize = 64 * 1024;
 /// Upper bound for any watch duration.
 const MAX_WATCH: Duration = Duration::from_secs(24 * 3600);
 
+/// Objects served from the CRD table rather than the store.
+fn is_crd(req: &ResourceRequest) -> bool {
+    req.def.group == "apiextensions.k8s.io"
+}
+
 /// `GET …/{name}` and `GET …/{name}/status`.
-pub(crate) fn get(shared: &Shared, req: &ResourceRequest) -> ApiResult {
-    let key = req.def.key();
+pub(crate) fn get(shared: &Shared, req: &ResourceRequest, view: Option<TableRequest>) -> ApiResult {
+    let key = req.def.store_key();
     let name = req.name.as_deref().unwrap_or_default();
-    let obj = shared
-        .store
-        .get(&key, req.namespace.as_deref(), name)
-        .ok_or_else(|| {
-            ApiError::from_store(
-                StoreError::NotFound {
-                    resource: key.qualified(),
-                    name: name.to_string(),
-                },
-                req.def.group,
-                req.def.plural,
-            )
-        })?;
-    Ok((
-        StatusCode::OK,
-        convert::from_storage(req.def, &req.version, obj),
-    ))
+    let found = if is_crd(req) {
+        crds::all().iter().find(|c| table::name(c) == name).cloned()
+    } else {
+        shared.store.get(&key, req.namespace.as_deref(), name)
+    };
+    let obj = found.ok_or_else(|| {
+        ApiError::from_store(
+            StoreError::NotFound {
+                resource: key.qualified(),
+                name: name.to_string(),
+            },
+            req.def.group,
+            req.def.plural,
+        )
+    })?;
+    let obj = convert::from_storage(req.def, &req.version, obj);
+    if let Some(t) = view {
+        let rv = obj
+            .pointer("/metadata/resourceVersion")
+            .cloned()
+            .unwrap_or(json!(""));
+        let meta = json!({"resourceVersion": rv});
+        let now = shared.opts.now_ms();
+        return Ok((
+            StatusCode::OK,
+            table::table(req.def, &req.version, t, &[obj], meta, now),
+        ));
+    }
+    Ok((StatusCode::OK, obj))
 }
 
 /// Selectors and namespace of a list or watch.
@@ -61,8 +80,13 @@ impl Filter {
     fn from_params(req: &ResourceRequest, params: &Params) -> Result<Self, ApiError> {
         let labels = LabelSelector::parse(params.get("labelSelector").map_or("", String::as_str))
             .map_err(ApiError::bad_request)?;
-        let fields = FieldSelector::parse(params.get("fieldSelector").map_or("", String::as_str))
-            .map_err(ApiError::bad_request)?;
+        let mut fields =
+            FieldSelector::parse(params.get("fieldSelector").map_or("", String::as_str))
+                .map_err(ApiError::bad_request)?;
+        if req.def.group == "events.k8s.io" {
+            // Selectors name events.k8s.io/v1 fields; events are stored as core/v1.
+            fields = fields.map_paths(convert::event_field_to_core);
+        }
         Ok(Self {
             namespace: req.namespace.clone(),
             labels,
@@ -91,7 +115,12 @@ impl Filter {
 /// snapshot, so every page costs O(page) and all pages carry the first page's
 /// resourceVersion. `remainingItemCount` is set only without selectors, as upstream
 /// (counting matches ahead would rescan the rest on every page).
-pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> ApiResult {
+pub(crate) fn list(
+    shared: &Shared,
+    req: &ResourceRequest,
+    params: &Params,
+    view: Option<TableRequest>,
+) -> ApiResult {
     let filter = Filter::from_params(req, params)?;
     let limit = match params.get("limit").filter(|s| !s.is_empty()) {
         Some(l) => l
@@ -100,7 +129,7 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
         None => 0,
     };
     let now = std::time::Instant::now();
-    let key = req.def.key();
+    let key = req.def.store_key();
     let (snap, id, start) = match params.get("continue").filter(|s| !s.is_empty()) {
         Some(tok) => {
             let cursor = Cursor::parse(tok)?;
@@ -113,7 +142,10 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
             (snap, Some(cursor.id), cursor.offset)
         }
         None => {
-            let (items, rv) = shared.store.list_shared(&key, req.namespace.as_deref());
+            let (mut items, rv) = shared.store.list_shared(&key, req.namespace.as_deref());
+            if is_crd(req) {
+                items = crds::all().iter().cloned().map(Arc::new).collect();
+            }
             let snap = Arc::new(ListSnapshot {
                 resource: key,
                 namespace: req.namespace.clone(),
@@ -159,6 +191,13 @@ pub(crate) fn list(shared: &Shared, req: &ResourceRequest, params: &Params) -> A
             convert::set_type_meta(req.def, &req.version, &mut bad);
             out.push(bad);
         }
+    }
+    if let Some(t) = view {
+        let now = shared.opts.now_ms();
+        return Ok((
+            StatusCode::OK,
+            table::table(req.def, &req.version, t, &out, meta, now),
+        ));
     }
     Ok((
         StatusCode::OK,
@@ -214,6 +253,7 @@ pub(crate) fn watch(
     req: ResourceRequest,
     params: Params,
     in_stream_error: Option<ApiError>,
+    view: Option<TableRequest>,
 ) -> Response {
     let filter = match Filter::from_params(&req, &params) {
         Ok(f) => f,
@@ -265,12 +305,15 @@ pub(crate) fn watch(
         let _ = tx.try_send(line("ERROR", &err.status_body()));
         return resp;
     }
-    let key = req.def.key();
+    let key = req.def.store_key();
     let (initial, sub, initial_rv) = if send_initial || start_rv.is_none() {
         let (snap, sub) = shared
             .store
             .list_and_subscribe(&key, req.namespace.as_deref());
-        let items = if send_initial { snap.items } else { Vec::new() };
+        let mut items = if send_initial { snap.items } else { Vec::new() };
+        if is_crd(&req) && send_initial {
+            items = crds::all().to_vec();
+        }
         (items, sub, snap.resource_version)
     } else {
         let from = start_rv.unwrap_or(0);
@@ -288,6 +331,7 @@ pub(crate) fn watch(
         filter,
         tx,
         bookmarks,
+        view,
     };
     tokio::spawn(task.run(initial, initial_rv, initial_end_bookmark, sub, timeout));
     resp
@@ -299,11 +343,29 @@ struct WatchTask {
     filter: Filter,
     tx: mpsc::Sender<Bytes>,
     bookmarks: bool,
+    view: Option<TableRequest>,
 }
 
 impl WatchTask {
-    async fn send(&self, event_type: &str, obj: Value) -> bool {
+    /// The object as the client sees it: converted to its version, or a one-row Table.
+    fn shown(&self, obj: Value) -> Value {
         let obj = convert::from_storage(self.req.def, &self.req.version, obj);
+        match self.view {
+            Some(t) => {
+                let rv = obj
+                    .pointer("/metadata/resourceVersion")
+                    .cloned()
+                    .unwrap_or(json!(""));
+                let now = self.shared.opts.now_ms();
+                let meta = json!({"resourceVersion": rv});
+                table::table(self.req.def, &self.req.version, t, &[obj], meta, now)
+            }
+            None => obj,
+        }
+    }
+
+    async fn send(&self, event_type: &str, obj: Value) -> bool {
+        let obj = self.shown(obj);
         self.tx.send(line(event_type, &obj)).await.is_ok()
     }
 
@@ -333,7 +395,7 @@ impl WatchTask {
             EventType::Modified if before => "DELETED",
             _ => return,
         };
-        let obj = convert::from_storage(self.req.def, &self.req.version, (*ev.object).clone());
+        let obj = self.shown((*ev.object).clone());
         buf.extend_from_slice(&line(t, &obj));
     }
 

@@ -7,13 +7,11 @@
 //! subresource, `dryRun=All`, `Status` error bodies, request counters and fault
 //! injection (`/_sim/faults`, see [`faults`]).
 //!
-//! `/openapi/v2` serves an empty document (an empty protobuf message when
-//! protobuf is asked for) and `/openapi/v3` answers 404: kubectl 1.32 insists on
-//! downloading v2 for client-side validation, finds no schema for any kind and
-//! skips validation, so plain `kubectl apply -f` works (verified in
-//! `tests/sim/sim_api_kubectl.rs`). Responses are always `application/json`,
-//! whatever the `Accept` header asks for (protobuf and `as=Table` fall back to
-//! JSON; kubectl then prints `NAME AGE` columns).
+//! `/openapi/v3` serves a document per group-version ([`openapi`]: Kueue's CRD
+//! schemas, `kubectl explain`, server-side `fieldValidation=Strict`); `/openapi/v2` an
+//! empty document for older clients. Tables (`as=Table`) are printed server-side
+//! ([`table`]); otherwise responses are `application/json` whatever `Accept` asks for
+//! (protobuf falls back to JSON). CRDs are served read-only ([`crds`]).
 //!
 //! # Simplifications
 //!
@@ -30,8 +28,9 @@
 //!   resourceVersion ([`paging`]); a continue token unused for 5 minutes gets 410.
 //! * PUT without `metadata.resourceVersion` is an unconditional update; status
 //!   sent on create is kept (handy for seeding Nodes); validation is limited to
-//!   type meta, names, labels and a few Workload field types (no CRD schema,
-//!   no defaulting).
+//!   type meta, names, labels, a few Workload field types, pod counts (the caps of
+//!   [`crate::sim::cluster::SimLimits`]) and, with `fieldValidation=Strict`, unknown
+//!   fields of CRD kinds (no defaulting, no other schema checks).
 //! * A watch from a resourceVersion newer than the store's starts there instead
 //!   of waiting. Bookmarks come every [`ServerOptions::bookmark_interval`].
 //! * No authentication or RBAC; 403s come only from fault rules, and access reviews
@@ -39,16 +38,19 @@
 //!   ([`reviews`]); `SelfSubjectReview` reports the impersonated user, else
 //!   `gangplank-sim-admin`.
 
+pub mod crds;
 pub mod discovery;
 pub mod errors;
 pub mod faults;
 pub mod kubeconfig;
 mod list_watch;
+pub mod openapi;
 pub mod paging;
 pub mod reviews;
 mod routes;
 pub mod selectors;
 pub mod stats;
+pub mod table;
 mod write;
 
 use std::net::SocketAddr;
@@ -66,6 +68,8 @@ pub use faults::{FaultConfig, FaultRule, Faults, MalformedInjection};
 pub use kubeconfig::{kubeconfig_yaml, write_kubeconfig};
 pub use stats::RequestStats;
 
+use super::clock::SimClock;
+use super::cluster::SimLimits;
 use super::store::ObjectStore;
 
 /// Server settings.
@@ -79,6 +83,10 @@ pub struct ServerOptions {
     pub default_watch_timeout: Duration,
     /// Initial fault configuration.
     pub faults: FaultConfig,
+    /// Pod caps: over-cap objects are refused with 422, pods beyond the total with 403.
+    pub limits: SimLimits,
+    /// The clock ages in tables are computed with (the wall clock when `None`).
+    pub clock: Option<SimClock>,
 }
 
 impl Default for ServerOptions {
@@ -88,6 +96,18 @@ impl Default for ServerOptions {
             bookmark_interval: Duration::from_secs(5),
             default_watch_timeout: Duration::from_secs(1800),
             faults: FaultConfig::default(),
+            limits: SimLimits::default(),
+            clock: None,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// "Now" for ages, ms since the epoch.
+    pub(crate) fn now_ms(&self) -> i64 {
+        match &self.clock {
+            Some(c) => c.now_ms(),
+            None => jiff::Timestamp::now().as_millisecond(),
         }
     }
 }

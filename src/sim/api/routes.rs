@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::errors::{ApiError, json_response};
 use super::faults::{FaultConfig, fault_error};
-use super::{Shared, discovery, list_watch, reviews, write};
+use super::{Shared, discovery, list_watch, openapi, reviews, table, write};
 use crate::sim::resources::{self, ResourceDef};
 
 /// Query parameters (last value wins; empty pairs, as kube-rs sends, are fine).
@@ -35,6 +35,8 @@ enum Route {
     Group(String),
     ResourceList(String, String),
     OpenApi,
+    OpenApiV3Root,
+    OpenApiV3,
     Faults,
     AccessReview,
     SelfReview,
@@ -55,6 +57,8 @@ fn parse_route(path: &str) -> Route {
         ] => Route::AccessReview,
         ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"] => Route::SelfReview,
         ["openapi", "v2"] => Route::OpenApi,
+        ["openapi", "v3"] => Route::OpenApiV3Root,
+        ["openapi", "v3", ..] => Route::OpenApiV3,
         ["api"] => Route::CoreVersions,
         ["apis"] => Route::Groups,
         ["apis", g] => Route::Group((*g).to_string()),
@@ -133,6 +137,11 @@ pub(crate) async fn dispatch(
             None => ApiError::not_found_path().into_response(),
         },
         Route::OpenApi => openapi(uri.path(), &headers),
+        Route::OpenApiV3Root => get_only(&method, openapi::root),
+        Route::OpenApiV3 => match openapi::group_version(uri.path()) {
+            Some(doc) => get_only(&method, || doc),
+            None => ApiError::not_found_path().into_response(),
+        },
         Route::Faults => faults_endpoint(&shared, &method, &body),
         Route::AccessReview => reviews::access_review(&shared, &method, &headers, &body),
         Route::SelfReview => reviews::self_review(&shared, &method, &headers, &body),
@@ -231,10 +240,14 @@ async fn resource(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json")
         .to_string();
+    if req.def.read_only() && !matches!(verb, "get" | "list" | "watch") {
+        return ApiError::method_not_allowed(method.as_str()).into_response();
+    }
+    let view = table::requested(&headers, params.get("includeObject").map(String::as_str));
     let result = match verb {
-        "get" => list_watch::get(&shared, &req),
-        "list" => list_watch::list(&shared, &req, &params),
-        "watch" => return list_watch::watch(shared, req, params, in_stream_error),
+        "get" => list_watch::get(&shared, &req, view),
+        "list" => list_watch::list(&shared, &req, &params, view),
+        "watch" => return list_watch::watch(shared, req, params, in_stream_error, view),
         "create" => write::create(&shared, &req, &params, &content_type, &body),
         "update" => write::update(&shared, &req, &params, &content_type, &body),
         "patch" => write::patch(&shared, &req, &params, &content_type, &body),
@@ -248,11 +261,10 @@ async fn resource(
     }
 }
 
-/// `/openapi/v2`: an empty but valid document. kubectl's client-side validation
-/// (`kubectl apply` without `--validate=false`) refuses to run when the download
-/// fails, and decodes it as protobuf: an empty protobuf message is an empty
-/// `openapi_v2.Document`, so every kind is "unknown" and validation is skipped.
-/// `/openapi/v3` stays 404, which makes kubectl fall back to this document.
+/// `/openapi/v2`: an empty but valid document, for clients that still ask for v2 (an
+/// empty protobuf message is an empty `openapi_v2.Document`: every kind is "unknown"
+/// to them and their client-side validation is skipped). kubectl 1.32 reads v3
+/// ([`openapi`]) for `explain` and learns from it that the server validates fields.
 fn openapi(_path: &str, headers: &HeaderMap) -> Response {
     let accept = headers
         .get(header::ACCEPT)

@@ -159,6 +159,14 @@ impl FieldSelector {
         self.0.is_empty()
     }
 
+    /// Renames field paths (a version whose fields differ from the stored object's).
+    pub fn map_paths(mut self, f: impl Fn(&str) -> String) -> Self {
+        for r in &mut self.0 {
+            r.0 = f(&r.0);
+        }
+        self
+    }
+
     /// Whether `obj` satisfies the selector.
     pub fn matches(&self, obj: &Value) -> bool {
         self.0.iter().all(|(path, eq, want)| {

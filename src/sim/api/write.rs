@@ -54,8 +54,13 @@ fn invalid(def: &ResourceDef, name: &str, field: &str, detail: &str) -> ApiError
     } else {
         format!("{}.{}", def.kind, def.group)
     };
-    ApiError::invalid(format!("{kind_q} \"{name}\" is invalid: {field}: {detail}"))
-        .with_details(name, def.group, def.kind)
+    let mut e = ApiError::invalid(format!("{kind_q} \"{name}\" is invalid: {field}: {detail}"))
+        .with_details(name, def.group, def.kind);
+    // kubectl prints "The Deployment "x" is invalid: <field>: <message>" from the causes.
+    if let Some(d) = e.details.as_mut() {
+        d["causes"] = json!([{"reason": "FieldValueInvalid", "message": detail, "field": field}]);
+    }
+    e
 }
 
 /// Checks type meta against the URL and a few schema rules that clients rely on.
@@ -142,6 +147,61 @@ fn validate(req: &ResourceRequest, obj: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// The simulator's pod caps ([`crate::sim::cluster::SimLimits`]): an object asking for
+/// too many pods is Invalid (422) with the field named, as Kubernetes' own validation
+/// answers; a pod beyond the cluster's total is Forbidden (403), as a quota would be.
+fn check_limits(
+    shared: &Shared,
+    req: &ResourceRequest,
+    obj: &Value,
+    creating: bool,
+) -> Result<(), ApiError> {
+    let def = req.def;
+    let name = object_name(obj).unwrap_or_default();
+    if let Err(v) = shared.opts.limits.check(def.kind, obj) {
+        return Err(invalid(
+            def,
+            name,
+            &v.field,
+            &format!("Invalid value: {}: {}", v.value, v.detail),
+        ));
+    }
+    let max = shared.opts.limits.max_pods;
+    if creating && def.kind == "Pod" && shared.store.count(&def.key()) >= max {
+        return Err(ApiError::new(
+            403,
+            "Forbidden",
+            format!(
+                "pods \"{name}\" is forbidden: the simulated cluster already holds its limit of {max} pods (--max-pods)"
+            ),
+        )
+        .with_details(name, def.group, def.plural));
+    }
+    Ok(())
+}
+
+/// `fieldValidation=Strict` (what `kubectl apply` sends by default): fields the kind's
+/// schema does not declare are refused as kube-apiserver refuses them (400).
+fn check_fields(req: &ResourceRequest, params: &Params, obj: &Value) -> Result<(), ApiError> {
+    if params.get("fieldValidation").map(String::as_str) != Some("Strict") {
+        return Ok(());
+    }
+    let unknown = super::openapi::unknown_fields(req.def, &req.version, obj);
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = unknown
+        .iter()
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    let kind = req.def.kind;
+    Err(ApiError::bad_request(format!(
+        "{kind} in version \"{}\" cannot be handled as a {kind}: strict decoding error: {}",
+        req.version,
+        list.join(", ")
+    )))
+}
+
 /// Fills or checks `metadata.namespace` against the URL.
 fn fix_namespace(req: &ResourceRequest, obj: &mut Value) -> Result<(), ApiError> {
     let meta = obj
@@ -188,6 +248,8 @@ pub(crate) fn create(
 ) -> ApiResult {
     let mut obj = parse_body(ct, body)?;
     validate(req, &obj)?;
+    check_fields(req, params, &obj)?;
+    check_limits(shared, req, &obj, true)?;
     fix_namespace(req, &mut obj)?;
     let has_name = obj
         .pointer("/metadata/name")
@@ -208,7 +270,7 @@ pub(crate) fn create(
     let obj = convert::to_storage(req.def, &req.version, obj);
     let out = shared
         .store
-        .create(&req.def.key(), obj, write_opts(params))
+        .create(&req.def.store_key(), obj, write_opts(params))
         .map_err(store_err(req))?;
     respond(req, StatusCode::CREATED, out)
 }
@@ -231,6 +293,8 @@ pub(crate) fn update(
 ) -> ApiResult {
     let mut obj = parse_body(ct, body)?;
     validate(req, &obj)?;
+    check_fields(req, params, &obj)?;
+    check_limits(shared, req, &obj, false)?;
     fix_namespace(req, &mut obj)?;
     let url_name = req.name.as_deref().unwrap_or_default();
     match object_name(&obj) {
@@ -248,7 +312,7 @@ pub(crate) fn update(
     let obj = convert::to_storage(req.def, &req.version, obj);
     let out = shared
         .store
-        .replace(&req.def.key(), obj, scope(req), write_opts(params))
+        .replace(&req.def.store_key(), obj, scope(req), write_opts(params))
         .map_err(store_err(req))?;
     respond(req, StatusCode::OK, out)
 }
@@ -272,8 +336,11 @@ pub(crate) fn patch(
         "application/json"
     };
     let patch_body = parse_body(body_ct, body)?;
+    if kind != PatchKind::Json {
+        check_fields(req, params, &patch_body)?;
+    }
     let opts = write_opts(params);
-    let key = req.def.key();
+    let key = req.def.store_key();
     let name = req.name.as_deref().unwrap_or_default();
     let ns = req.namespace.as_deref();
     if kind == PatchKind::Apply {
@@ -284,6 +351,7 @@ pub(crate) fn patch(
         }
         validate(req, &patch_body)?;
         if shared.store.get(&key, ns, name).is_none() {
+            check_limits(shared, req, &patch_body, true)?;
             // Server-side apply creates missing objects.
             let mut obj = patch_body;
             fix_namespace(req, &mut obj)?;
@@ -327,7 +395,9 @@ pub(crate) fn patch(
             let mut obj = convert::from_storage(def, &version, live.clone());
             patch::apply(kind, &mut obj, &patch_body).map_err(StoreError::Invalid)?;
             // The patched result must pass the same checks as a full write.
-            if let Err(e) = validate(req, &obj) {
+            if let Err(e) =
+                validate(req, &obj).and_then(|()| check_limits(shared, req, &obj, false))
+            {
                 let msg = e.message.clone();
                 rejected = Some(e);
                 return Err(StoreError::Invalid(msg));
@@ -378,7 +448,7 @@ pub(crate) fn delete(
     let out = shared
         .store
         .delete(
-            &req.def.key(),
+            &req.def.store_key(),
             req.namespace.as_deref(),
             req.name.as_deref().unwrap_or_default(),
             &opts,
@@ -398,7 +468,7 @@ pub(crate) fn delete_collection(
     let fields = FieldSelector::parse(params.get("fieldSelector").map_or("", String::as_str))
         .map_err(ApiError::bad_request)?;
     let opts = delete_options(params, &[])?;
-    let key = req.def.key();
+    let key = req.def.store_key();
     let snap = shared.store.list(&key, req.namespace.as_deref());
     let mut deleted = Vec::new();
     for obj in snap

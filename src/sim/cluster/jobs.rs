@@ -12,6 +12,7 @@ use crate::sim::resources::{KUEUE_GROUP, ResourceKey};
 use crate::sim::scenario::DURATION_ANNOTATION;
 use crate::sim::store::UpdateScope;
 
+use super::events::Reporter;
 use super::json::{self, condition_true, map_at, set_condition, short_hash};
 use super::mirror::parse_one;
 use super::{ObjRef, Run, Scheduled, SimCluster};
@@ -24,6 +25,15 @@ pub(crate) struct JobKind {
     pub api_version: &'static str,
     /// Kubeflow: the replica-spec field and Kueue's order of replica types.
     pub replicas: Option<(&'static str, &'static [&'static str])>,
+    /// Kueue's integration name (`batch/job`, `kubeflow.org/pytorchjob`).
+    pub integration: &'static str,
+    /// The job's own controller, as it signs its events.
+    pub operator: &'static str,
+}
+
+/// Kueue's job reconciler for `kind`, as it signs its events.
+pub(crate) fn kueue_reporter(kind: &JobKind) -> Reporter<'static> {
+    Reporter::KueueJob(kind.integration)
 }
 
 /// The integrated job kinds.
@@ -33,12 +43,16 @@ pub(crate) const JOB_RESOURCES: &[JobKind] = &[
         kind: "Job",
         api_version: "batch/v1",
         replicas: None,
+        integration: "batch/job",
+        operator: "job-controller",
     },
     JobKind {
         res: ResourceKey::PYTORCH_JOBS,
         kind: "PyTorchJob",
         api_version: "kubeflow.org/v1",
         replicas: Some(("pytorchReplicaSpecs", &["Master", "Worker"])),
+        integration: "kubeflow.org/pytorchjob",
+        operator: "pytorchjob-controller",
     },
     JobKind {
         res: ResourceKey::new_static("kubeflow.org", "tfjobs"),
@@ -48,12 +62,16 @@ pub(crate) const JOB_RESOURCES: &[JobKind] = &[
             "tfReplicaSpecs",
             &["Chief", "Master", "PS", "Worker", "Evaluator"],
         )),
+        integration: "kubeflow.org/tfjob",
+        operator: "tfjob-controller",
     },
     JobKind {
         res: ResourceKey::new_static("kubeflow.org", "mpijobs"),
         kind: "MPIJob",
         api_version: "kubeflow.org/v1",
         replicas: Some(("mpiReplicaSpecs", &["Launcher", "Worker"])),
+        integration: "kubeflow.org/mpijob",
+        operator: "mpijob-controller",
     },
 ];
 
@@ -182,8 +200,15 @@ impl SimCluster {
         let Some(job) = self.get(&j.res, &j.ns, &j.name) else {
             return;
         };
-        if json::label(&job, QUEUE_NAME_LABEL).is_none_or(str::is_empty) || is_finished(&job) {
-            // Not managed by Kueue (no queue name), or done.
+        if is_finished(&job) {
+            return;
+        }
+        if json::label(&job, QUEUE_NAME_LABEL).is_none_or(str::is_empty) {
+            // Not managed by Kueue (manageJobsWithoutQueueName defaults to false): the
+            // job's own controller runs it through the default scheduler, without quota.
+            if kind.replicas.is_none() && !is_suspended(kind, &job) && !self.runs.contains_key(j) {
+                self.start_run(j, &job, None);
+            }
             return;
         }
         let wl = self
@@ -289,6 +314,8 @@ impl SimCluster {
             "spec": spec,
         });
         if self.create(&ResourceKey::WORKLOADS, obj).is_some() {
+            let msg = format!("Created Workload: {}/{name}", j.ns);
+            self.record_event(job, false, "CreatedWorkload", &msg, kueue_reporter(kind));
             self.wl_of_job.insert(j.clone(), name.clone());
             self.job_of_wl
                 .insert((j.ns.clone(), name.clone()), j.clone());
@@ -366,6 +393,13 @@ impl SimCluster {
         let requeued =
             json::condition(&wl, "Requeued").map(|(s, r, _)| (s.to_string(), r.to_string()));
         if reserved && !active && !evicted {
+            self.record_event(
+                &wl,
+                false,
+                "EvictedDueToDeactivated",
+                "The workload is deactivated",
+                Reporter::KueueAdmission,
+            );
             self.write(
                 &ResourceKey::WORKLOADS,
                 &key.0,
@@ -385,6 +419,15 @@ impl SimCluster {
             return;
         }
         if reserved && evicted {
+            if let (Some(j), Some(job)) = (&job_ref, &job)
+                && let Some(kind) = job_kind(&j.res)
+                && (self.runs.contains_key(j) || !is_suspended(kind, job))
+            {
+                let msg = json::condition(&wl, "Evicted")
+                    .map(|(_, _, m)| m.to_string())
+                    .unwrap_or_default();
+                self.record_event(job, false, "Stopped", &msg, kueue_reporter(kind));
+            }
             if let Some(j) = &job_ref {
                 if self.runs.contains_key(j) {
                     self.stop_run(j, true);
@@ -452,14 +495,22 @@ impl SimCluster {
             && !self.runs.contains_key(j)
             && !is_finished(job)
         {
-            self.start_run(j, job, &wl);
+            if let Some(kind) = job_kind(&j.res) {
+                let cq = json::str_at(&wl, "/status/admission/clusterQueue").unwrap_or_default();
+                let msg = format!("Admitted by clusterQueue {cq}");
+                self.record_event(job, false, "Started", &msg, kueue_reporter(kind));
+            }
+            self.start_run(j, job, Some(&wl));
         }
     }
 
-    /// Starts the job: unsuspend, create its pods, schedule its completion.
-    fn start_run(&mut self, j: &ObjRef, job: &Value, wl: &Value) {
+    /// Starts the job: unsuspend, create its pods, schedule its completion. `wl` is its
+    /// admitted Workload; `None` for a job Kueue does not manage.
+    fn start_run(&mut self, j: &ObjRef, job: &Value, wl: Option<&Value>) {
         let Some(kind) = job_kind(&j.res) else { return };
-        self.set_suspended(kind, j, false);
+        if wl.is_some() {
+            self.set_suspended(kind, j, false);
+        }
         let now = self.clock.rfc3339();
         let replicas = kind.replicas.is_some();
         self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
@@ -472,7 +523,7 @@ impl SimCluster {
                 set_condition(o, "Created", true, "Created", "job created", &now);
                 set_condition(o, "Suspended", false, "Resumed", "job resumed", &now);
                 set_condition(o, "Running", true, "Running", "job is running", &now);
-            } else {
+            } else if wl.is_some() {
                 set_condition(o, "Suspended", false, "JobResumed", "Job resumed", &now);
             }
         });
@@ -486,13 +537,15 @@ impl SimCluster {
         let run = Run {
             id: self.run_seq,
             started_ms: self.now_ms(),
-            workload: (json::namespace(wl).to_string(), json::name(wl).to_string()),
-            gpus: admission_gpus(wl),
+            workload: wl
+                .map(|w| (json::namespace(w).to_string(), json::name(w).to_string()))
+                .unwrap_or_default(),
+            gpus: wl.map_or(0, admission_gpus),
         };
         if let Some(d) = json::annotation(job, DURATION_ANNOTATION) {
             match parse_duration(d) {
                 Ok(ms) => {
-                    let at = self.now_ms() + ms;
+                    let at = self.now_ms() + self.story_to_clock(ms);
                     self.schedule(
                         at,
                         Scheduled::Completion {
@@ -554,9 +607,7 @@ impl SimCluster {
         let n = pods.len();
         for p in pods {
             self.write(&ResourceKey::PODS, &j.ns, &p, UpdateScope::Status, |o| {
-                let st = map_at(o, &["status"]);
-                st.insert("phase".into(), json!("Succeeded"));
-                set_condition(o, "Ready", false, "PodCompleted", "", &now);
+                super::pods::set_succeeded(o, &now);
             });
         }
         let replicas = kind.replicas.is_some();
@@ -594,7 +645,26 @@ impl SimCluster {
                 );
             }
         });
+        if let Some(job) = self.get(&j.res, &j.ns, &j.name) {
+            let (reason, msg, by) = if replicas {
+                (
+                    format!("{}Succeeded", kind.kind),
+                    format!("{} {}/{} successfully completed.", kind.kind, j.ns, j.name),
+                    Reporter::Controller(kind.operator),
+                )
+            } else {
+                (
+                    "Completed".to_string(),
+                    "Job completed".to_string(),
+                    Reporter::Controller("job-controller"),
+                )
+            };
+            self.record_event(&job, false, &reason, &msg, by);
+        }
         let (ns, name) = run.workload.clone();
+        if name.is_empty() {
+            return; // not managed by Kueue: no Workload to finish
+        }
         let cq = self
             .get(&ResourceKey::WORKLOADS, &ns, &name)
             .and_then(|w| json::str_at(&w, "/status/admission/clusterQueue").map(str::to_string));

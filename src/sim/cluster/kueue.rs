@@ -10,6 +10,7 @@ use crate::sim::resources::ResourceKey;
 use crate::sim::store::{EventType, StoreEvent, UpdateScope};
 
 use super::SimCluster;
+use super::events::Reporter;
 use super::jobs::owner_job;
 use super::json::{self, condition, condition_true, map_at, set_condition};
 
@@ -43,6 +44,21 @@ fn admission_json(a: &Admission) -> Value {
         })
         .collect();
     json!({"clusterQueue": a.cluster_queue, "podSetAssignments": psas})
+}
+
+/// When a workload last started waiting: its latest `Requeued=True`, else its creation.
+fn queued_since_ms(wl: &Value) -> Option<i64> {
+    let requeued = wl
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Requeued" && c["status"] == "True")
+        .and_then(|c| c["lastTransitionTime"].as_str());
+    requeued
+        .or_else(|| json::str_at(wl, "/metadata/creationTimestamp"))
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map(|t| t.as_millisecond())
 }
 
 impl SimCluster {
@@ -116,6 +132,7 @@ impl SimCluster {
                     set_condition(o, "Preempted", true, reason, &msg, &now);
                 },
             );
+            self.record_preemption_events(&ns, &name, &p.by, &p.cluster_queue, &msg);
             self.stats.event(
                 elapsed,
                 "preempted",
@@ -147,6 +164,10 @@ impl SimCluster {
             let (ns, name) = split_key(&a.workload);
             let adm = admission_json(&a.admission);
             let msg = a.message.clone();
+            let queued_since = self
+                .get(&ResourceKey::WORKLOADS, &ns, &name)
+                .as_ref()
+                .and_then(queued_since_ms);
             self.write(
                 &ResourceKey::WORKLOADS,
                 &ns,
@@ -171,6 +192,22 @@ impl SimCluster {
                     }
                 },
             );
+            let waited = queued_since.map_or(0, |t| (self.now_ms() - t).max(0) / 1000);
+            let cq = &a.cluster_queue;
+            let reserved = format!(
+                "Quota reserved in ClusterQueue {cq}, wait time since queued was {waited}s"
+            );
+            let admitted =
+                format!("Admitted by ClusterQueue {cq}, wait time since reservation was 0s");
+            for (reason, message) in [("QuotaReserved", reserved), ("Admitted", admitted)] {
+                self.record_event_for(
+                    &ResourceKey::WORKLOADS,
+                    (&ns, &name),
+                    false,
+                    (reason, &message),
+                    Reporter::KueueAdmission,
+                );
+            }
             self.stats.event(
                 elapsed,
                 "admitted",
@@ -202,8 +239,71 @@ impl SimCluster {
                     set_condition(o, "QuotaReserved", false, &reason, &msg, &now);
                 },
             );
+            // Kueue records the condition's reason ("Pending") as a Warning event.
+            self.record_event_for(
+                &ResourceKey::WORKLOADS,
+                (&ns, &name),
+                true,
+                (&reason, &msg),
+                Reporter::KueueAdmission,
+            );
         }
         changed
+    }
+
+    /// Kueue's events for one preemption: `Preempted` on the victim (its message names
+    /// the preemptor's UID and the reason, plus both priorities), `EvictedDueToPreempted`
+    /// on the victim and `PreemptedWorkload` on the preemptor.
+    fn record_preemption_events(
+        &mut self,
+        ns: &str,
+        name: &str,
+        by: &str,
+        cluster_queue: &str,
+        message: &str,
+    ) {
+        let priority = |c: &SimCluster, key: &(String, String)| {
+            c.mirror
+                .state
+                .workloads
+                .get(key)
+                .map_or(0, |w| i64::from(w.priority))
+        };
+        let victim_key = (ns.to_string(), name.to_string());
+        let by_key = split_key(by);
+        let (victim_p, by_p) = (priority(self, &victim_key), priority(self, &by_key));
+        let priorities = format!(
+            "preemptor effective priority: {by_p} (base: {by_p}, boost: 0); \
+             preemptee effective priority: {victim_p} (base: {victim_p}, boost: 0)"
+        );
+        let res = &ResourceKey::WORKLOADS;
+        let victim = self.get(res, ns, name);
+        let victim_uid = victim
+            .as_ref()
+            .map(json::uid)
+            .unwrap_or_default()
+            .to_string();
+        if let Some(v) = &victim {
+            let preempted = format!("{message}; {priorities}");
+            self.record_event(v, false, "Preempted", &preempted, Reporter::KueueAdmission);
+            self.record_event(
+                v,
+                false,
+                "EvictedDueToPreempted",
+                message,
+                Reporter::KueueAdmission,
+            );
+        }
+        let note = format!(
+            "Preempted workload {ns}/{name} (UID: {victim_uid}) in ClusterQueue {cluster_queue}; {priorities}"
+        );
+        self.record_event_for(
+            res,
+            (&by_key.0, &by_key.1),
+            false,
+            ("PreemptedWorkload", &note),
+            Reporter::KueueAdmission,
+        );
     }
 
     /// The victim's pods are gone: clear its admission and requeue it (§7.2).

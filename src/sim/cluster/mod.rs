@@ -13,9 +13,11 @@
 //! quiescence ([`SimCluster::settle`]); Kueue's scheduling cycle runs whenever a
 //! Workload or queue changed, and again until a cycle changes nothing.
 
+mod events;
 mod jobs;
 mod json;
 mod kueue;
+mod limits;
 mod mirror;
 mod nodes;
 mod pods;
@@ -35,6 +37,7 @@ use crate::sim::store::{
     UpdateScope, WriteOptions,
 };
 
+pub use limits::SimLimits;
 pub use stats::{GroupSummary, SimSummary, TimelineEvent};
 
 use mirror::Mirror;
@@ -64,6 +67,12 @@ pub struct SimOptions {
     pub record_timeline: bool,
     /// Store events kept for watch replay.
     pub history_capacity: usize,
+    /// How many times faster than the clock the scenario's story runs: its
+    /// `sim.gangplank.io/at` offsets and jobs' `sim.gangplank.io/duration`s are divided by
+    /// it (1 for headless runs; `sim serve --speed N` sets N, see [`SimCluster::set_speed`]).
+    pub speed: f64,
+    /// Bounds on what objects can make the controllers allocate.
+    pub limits: SimLimits,
 }
 
 impl Default for SimOptions {
@@ -72,6 +81,8 @@ impl Default for SimOptions {
             start_ms: DEFAULT_START_MS,
             record_timeline: true,
             history_capacity: 50_000,
+            speed: 1.0,
+            limits: SimLimits::default(),
         }
     }
 }
@@ -126,6 +137,8 @@ struct Dirty {
     workloads: BTreeSet<(String, String)>,
     deployments: BTreeSet<(String, String)>,
     deployment_status: BTreeSet<(String, String)>,
+    /// Nodes without a `Ready` condition: their (simulated) kubelet reports in.
+    node_status: BTreeSet<String>,
     all_jobs: bool,
     bind: bool,
     cycle: bool,
@@ -139,6 +152,7 @@ impl Dirty {
             || !self.workloads.is_empty()
             || !self.deployments.is_empty()
             || !self.deployment_status.is_empty()
+            || !self.node_status.is_empty()
             || self.all_jobs
             || self.bind
     }
@@ -178,6 +192,12 @@ pub struct SimCluster {
     /// is not written again.
     written_status: HashMap<(ResourceKey, String, String), u64>,
     totals: queue_status::QueueTotals,
+    /// Story seconds per clock second (see [`SimOptions::speed`]).
+    speed: f64,
+    limits: SimLimits,
+    events: events::Events,
+    /// The total pod cap was reached and said so once.
+    pod_cap_warned: bool,
 }
 
 impl std::fmt::Debug for SimCluster {
@@ -229,6 +249,10 @@ impl SimCluster {
             paused: false,
             written_status: HashMap::new(),
             totals: queue_status::QueueTotals::default(),
+            speed: valid_speed(options.speed),
+            limits: options.limits,
+            events: events::Events::default(),
+            pod_cap_warned: false,
         }
     }
 
@@ -247,7 +271,7 @@ impl SimCluster {
     pub fn load(&mut self, scenario: &Scenario) {
         let start = self.clock.start_ms();
         for o in &scenario.objects {
-            let at = (start + o.at_ms).max(self.clock.now_ms());
+            let at = (start + self.story_to_clock(o.at_ms)).max(self.clock.now_ms());
             self.schedule(
                 at,
                 Scheduled::Arrival {
@@ -256,6 +280,42 @@ impl SimCluster {
                 },
             );
         }
+    }
+
+    /// A story duration (scenario offset, job duration) in clock milliseconds.
+    pub(crate) fn story_to_clock(&self, ms: i64) -> i64 {
+        (ms as f64 / self.speed).round() as i64
+    }
+
+    /// The story's speed (see [`SimOptions::speed`]).
+    pub fn speed(&self) -> f64 {
+        self.speed
+    }
+
+    /// Makes the story run `speed` times faster than the clock from now on: every
+    /// scheduled arrival and job completion still ahead keeps its share of the story
+    /// but reaches it `speed / old speed` times sooner. Non-positive or non-finite
+    /// values are ignored.
+    ///
+    /// This is how `sim serve --speed N` works: the clock itself stays the wall clock,
+    /// so every timestamp is a real time in the past and ages are real (see
+    /// docs/simulator.md, "Time").
+    pub fn set_speed(&mut self, speed: f64) {
+        if !(speed.is_finite() && speed > 0.0) || speed == self.speed {
+            return;
+        }
+        let now = self.clock.now_ms();
+        let ratio = self.speed / speed;
+        let queue = std::mem::take(&mut self.queue);
+        for ((at, seq), what) in queue {
+            let at = now + ((at - now).max(0) as f64 * ratio).round() as i64;
+            self.queue.insert((at, seq), what);
+        }
+        self.speed = speed;
+        // A fast story puts events less than a second apart; Kueue orders workloads
+        // by these stamps, so they keep milliseconds then.
+        self.clock.set_millis(speed > 1.0);
+        self.store.set_millis(speed > 1.0);
     }
 
     fn schedule(&mut self, at: i64, what: Scheduled) {
@@ -271,6 +331,11 @@ impl SimCluster {
     /// The simulated clock.
     pub fn clock(&self) -> &SimClock {
         &self.clock
+    }
+
+    /// The allocation caps (see [`SimLimits`]).
+    pub fn limits(&self) -> SimLimits {
+        self.limits
     }
 
     /// Current simulated time, ms since the epoch.
@@ -458,6 +523,9 @@ impl SimCluster {
         for d in std::mem::take(&mut self.dirty.deployment_status) {
             self.write_deployment_status(&d);
         }
+        for n in std::mem::take(&mut self.dirty.node_status) {
+            self.report_node_status(&n);
+        }
     }
 
     /// Consumes the store events written since the last call.
@@ -527,6 +595,9 @@ impl SimCluster {
         let ns = json::namespace(obj).to_string();
         let name = json::name(obj).to_string();
         let deleted = e.event_type == EventType::Deleted;
+        if *res == ResourceKey::EVENTS {
+            return;
+        }
         if *res == ResourceKey::PODS {
             self.on_pod_event(e);
             return;
@@ -577,6 +648,9 @@ impl SimCluster {
             }
         }
         if *res == ResourceKey::NODES {
+            if !deleted && json::condition(obj, "Ready").is_none() {
+                self.dirty.node_status.insert(name.clone());
+            }
             match self.mirror.state.nodes.get(&name) {
                 Some(n) if !deleted => self.nodes.upsert(n),
                 _ => self.nodes.remove(&name),
@@ -695,6 +769,14 @@ impl SimCluster {
     fn get(&self, res: &ResourceKey, ns: &str, name: &str) -> Option<Value> {
         let ns = (!ns.is_empty()).then_some(ns);
         self.store.get(res, ns, name)
+    }
+}
+
+fn valid_speed(speed: f64) -> f64 {
+    if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
     }
 }
 

@@ -6,7 +6,44 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
+use serde_json::json;
+
 use crate::model::{Node, Quantity, Taint, Toleration};
+use crate::sim::resources::ResourceKey;
+use crate::sim::store::UpdateScope;
+
+use super::SimCluster;
+use super::json::{map_at, set_condition, short_hash};
+
+impl SimCluster {
+    /// What a node's kubelet reports when it joins: `Ready`, its version and address
+    /// (`kubectl get nodes` STATUS, VERSION, INTERNAL-IP). A node whose scenario gives it
+    /// a `Ready` condition keeps its own.
+    pub(super) fn report_node_status(&mut self, name: &str) {
+        let now = self.clock.rfc3339();
+        let h = short_hash(name, 4);
+        let ip = format!(
+            "10.0.{}.{}",
+            u8::from_str_radix(&h[..2], 16).unwrap_or(0),
+            u8::from_str_radix(&h[2..], 16).unwrap_or(0).max(2)
+        );
+        self.write(&ResourceKey::NODES, "", name, UpdateScope::Status, |o| {
+            if super::json::condition(o, "Ready").is_some() {
+                return;
+            }
+            set_condition(o, "Ready", true, "KubeletReady", "kubelet is posting ready status", &now);
+            let st = map_at(o, &["status"]);
+            st.entry("nodeInfo").or_insert_with(|| {
+                json!({"kubeletVersion": "v1.32.0", "osImage": "gangplank simulated node",
+                       "kernelVersion": "simulated", "containerRuntimeVersion": "simulated://1.0",
+                       "operatingSystem": "linux", "architecture": "amd64"})
+            });
+            st.entry("addresses").or_insert_with(|| {
+                json!([{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}])
+            });
+        });
+    }
+}
 
 /// Resources as (name → milli-units).
 pub(crate) type Milli = BTreeMap<String, i128>;
@@ -57,11 +94,6 @@ impl NodeIndex {
         self.nodes.remove(name);
     }
 
-    /// Number of nodes.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
     /// Whether the pod is accounted on a node.
     pub fn is_bound(&self, key: &(String, String)) -> bool {
         self.bound.contains_key(key)
@@ -73,6 +105,26 @@ impl NodeIndex {
             .iter()
             .find(|(_, s)| fits(s, needs))
             .map(|(n, _)| n.clone())
+    }
+
+    /// Why a pod fits nowhere, as kube-scheduler's `FailedScheduling` says it:
+    /// `0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) had
+    /// untolerated taint {nvidia.com/gpu: present}.`
+    pub fn no_fit_message(&self, needs: &PodNeeds) -> String {
+        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+        for s in self.nodes.values() {
+            if let Some(r) = misfit(s, needs) {
+                *reasons.entry(r).or_default() += 1;
+            }
+        }
+        let parts: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        let mut msg = format!("0/{} nodes are available", self.nodes.len());
+        if !parts.is_empty() {
+            msg.push_str(": ");
+            msg.push_str(&parts.join(", "));
+        }
+        msg.push('.');
+        msg
     }
 
     /// Accounts a pod on a node.
@@ -116,37 +168,50 @@ impl NodeIndex {
 }
 
 fn fits(s: &Slot, needs: &PodNeeds) -> bool {
+    misfit(s, needs).is_none()
+}
+
+/// The first reason the pod does not fit the node, in kube-scheduler's words.
+fn misfit(s: &Slot, needs: &PodNeeds) -> Option<String> {
     if !s.schedulable {
-        return false;
+        return Some("node(s) were unschedulable".into());
     }
     if !needs
         .node_selector
         .iter()
         .all(|(k, v)| s.labels.get(k) == Some(v))
     {
-        return false;
+        return Some("node(s) didn't match Pod's node affinity/selector".into());
     }
     let hard = |t: &&Taint| t.effect == "NoSchedule" || t.effect == "NoExecute";
-    if !s
+    if let Some(t) = s
         .taints
         .iter()
         .filter(hard)
-        .all(|t| needs.tolerations.iter().any(|tol| tol.tolerates(t)))
+        .find(|t| !needs.tolerations.iter().any(|tol| tol.tolerates(t)))
     {
-        return false;
+        let value = t.value.as_deref().unwrap_or("");
+        return Some(format!(
+            "node(s) had untolerated taint {{{}: {value}}}",
+            t.key
+        ));
     }
     if let Some(max) = s.alloc.get("pods")
         && (s.pods + 1) * 1000 > *max
     {
-        return false;
+        return Some("Too many pods".into());
     }
-    needs.requests.iter().all(|(r, q)| {
-        *q <= 0 || {
-            let alloc = s.alloc.get(r).copied().unwrap_or(0);
-            let used = s.used.get(r).copied().unwrap_or(0);
-            used + q <= alloc
-        }
-    })
+    needs
+        .requests
+        .iter()
+        .find(|(r, q)| {
+            **q > 0 && {
+                let alloc = s.alloc.get(*r).copied().unwrap_or(0);
+                let used = s.used.get(*r).copied().unwrap_or(0);
+                used + **q > alloc
+            }
+        })
+        .map(|(r, _)| format!("Insufficient {r}"))
 }
 
 /// A quantity in a manifest (string or number) in milli-units.

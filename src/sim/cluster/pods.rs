@@ -11,7 +11,8 @@ use crate::model::parse::QUEUE_NAME_LABEL;
 use crate::sim::resources::ResourceKey;
 use crate::sim::store::{EventType, StoreEvent, UpdateScope};
 
-use super::jobs::JobKind;
+use super::events::Reporter;
+use super::jobs::{JobKind, raw_pod_sets};
 use super::json::{self, condition, map_at, set_condition, short_hash};
 use super::nodes::pod_needs;
 use super::{ObjRef, SimCluster};
@@ -28,6 +29,62 @@ fn controller_owner(obj: &Value) -> Option<(String, String)> {
                 o.get("name")?.as_str()?.to_string(),
             ))
         })
+}
+
+fn container_names(pod: &Value) -> Vec<String> {
+    pod.pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect()
+}
+
+/// A pod as the kubelet reports it once its containers run: `Running`, `Ready`, every
+/// container started (`kubectl get pods` READY `n/n`), and an IP.
+fn set_running(pod: &mut Value, node: &str, now: &str) {
+    let statuses: Vec<Value> = container_names(pod)
+        .into_iter()
+        .map(|c| {
+            let image = pod
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .and_then(|cs| cs.iter().find(|x| x["name"] == c.as_str()))
+                .and_then(|x| x.get("image").cloned())
+                .unwrap_or(Value::Null);
+            json!({"name": c, "image": image, "ready": true, "started": true, "restartCount": 0,
+                   "state": {"running": {"startedAt": now}}})
+        })
+        .collect();
+    let h = short_hash(&format!("{}/{}", json::namespace(pod), json::name(pod)), 4);
+    let (a, b) = (
+        u8::from_str_radix(&h[..2], 16).unwrap_or(0),
+        u8::from_str_radix(&h[2..], 16).unwrap_or(0).max(2),
+    );
+    let host = short_hash(node, 2);
+    pod["status"] = json!({
+        "phase": "Running",
+        "startTime": now,
+        "podIP": format!("10.{}.{a}.{b}", 64 + u8::from_str_radix(&host, 16).unwrap_or(0) % 64),
+        "containerStatuses": statuses,
+    });
+    set_condition(pod, "PodScheduled", true, "", "", now);
+    set_condition(pod, "Ready", true, "", "", now);
+}
+
+/// A finished pod: every container terminated with exit code 0.
+pub(super) fn set_succeeded(pod: &mut Value, now: &str) {
+    let statuses: Vec<Value> = container_names(pod)
+        .into_iter()
+        .map(|c| {
+            json!({"name": c, "ready": false, "started": false, "restartCount": 0,
+                   "state": {"terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": now}}})
+        })
+        .collect();
+    let st = map_at(pod, &["status"]);
+    st.insert("phase".into(), json!("Succeeded"));
+    st.insert("containerStatuses".into(), json!(statuses));
+    set_condition(pod, "Ready", false, "PodCompleted", "", now);
 }
 
 /// Copies missing container requests from limits, as the API server defaults them.
@@ -108,8 +165,31 @@ impl SimCluster {
         }
     }
 
-    /// Creates a pod, bound to the first node it fits on (else Pending).
-    fn create_pod(&mut self, mut pod: Value) {
+    /// Creates a pod, bound to the first node it fits on (else Pending), unless the
+    /// cluster holds [`SimLimits::max_pods`](super::SimLimits) already; `owner` (the
+    /// controller's object) gets a `FailedCreate` event then. Returns whether it was created.
+    fn create_pod(&mut self, mut pod: Value, owner: Option<&Value>) -> bool {
+        let max = self.limits.max_pods;
+        if self.store.count(&ResourceKey::PODS) >= max {
+            let msg = format!(
+                "Error creating: pods \"{}\" is forbidden: the simulated cluster already holds its limit of {max} pods (--max-pods)",
+                json::name(&pod)
+            );
+            if let Some(o) = owner {
+                self.record_event(
+                    o,
+                    true,
+                    "FailedCreate",
+                    &msg,
+                    Reporter::Controller("simulator"),
+                );
+            }
+            if !self.pod_cap_warned {
+                self.pod_cap_warned = true;
+                self.warn(format!("{msg}; further pods are not created"));
+            }
+            return false;
+        }
         let needs = pod_needs(&pod);
         let now = self.clock.rfc3339();
         match self.nodes.find_fit(&needs) {
@@ -119,21 +199,41 @@ impl SimCluster {
                     json::name(&pod).to_string(),
                 );
                 pod["spec"]["nodeName"] = json!(node);
-                pod["status"] = json!({"phase": "Running", "startTime": now});
-                set_condition(&mut pod, "PodScheduled", true, "", "", &now);
-                set_condition(&mut pod, "Ready", true, "", "", &now);
+                set_running(&mut pod, &node, &now);
                 // Account before the create so the next pod sees the usage.
                 self.nodes.bind(key.clone(), &node, needs.requests);
-                if self.create(&ResourceKey::PODS, pod).is_none() {
-                    self.nodes.release(&key);
+                match self.create(&ResourceKey::PODS, pod) {
+                    Some(p) => self.record_pod_started(&p, &node),
+                    None => {
+                        self.nodes.release(&key);
+                        return false;
+                    }
                 }
             }
             None => {
                 pod["status"] = json!({"phase": "Pending"});
-                let msg = format!("0/{} nodes are available", self.nodes.len());
+                let msg = self.nodes.no_fit_message(&needs);
                 set_condition(&mut pod, "PodScheduled", false, "Unschedulable", &msg, &now);
-                self.create(&ResourceKey::PODS, pod);
+                match self.create(&ResourceKey::PODS, pod) {
+                    Some(p) => {
+                        self.record_event(&p, true, "FailedScheduling", &msg, Reporter::Scheduler)
+                    }
+                    None => return false,
+                }
             }
+        }
+        true
+    }
+
+    /// The scheduler's `Scheduled` and the kubelet's `Started` events of a bound pod.
+    fn record_pod_started(&mut self, pod: &Value, node: &str) {
+        let (ns, name) = (json::namespace(pod), json::name(pod));
+        let msg = format!("Successfully assigned {ns}/{name} to {node}");
+        self.record_event(pod, false, "Scheduled", &msg, Reporter::Scheduler);
+        let containers: Vec<String> = container_names(pod);
+        for c in containers {
+            let msg = format!("Started container {c}");
+            self.record_event(pod, false, "Started", &msg, Reporter::Kubelet(node));
         }
     }
 
@@ -143,22 +243,45 @@ impl SimCluster {
         kind: &JobKind,
         j: &ObjRef,
         job: &Value,
-        wl: &Value,
+        wl: Option<&Value>,
     ) -> usize {
         let uid = json::uid(job).to_string();
-        let queue = json::label(job, QUEUE_NAME_LABEL)
-            .unwrap_or_default()
-            .to_string();
-        let pod_sets = wl
-            .pointer("/spec/podSets")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let queue = json::label(job, QUEUE_NAME_LABEL).map(str::to_string);
+        let pod_sets = match wl {
+            Some(w) => w
+                .pointer("/spec/podSets")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            None => raw_pod_sets(kind, job),
+        };
         let psas = wl
-            .pointer("/status/admission/podSetAssignments")
+            .and_then(|w| w.pointer("/status/admission/podSetAssignments"))
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
+        // The counts come from the user's object: never allocate for more than the cap.
+        let counts = json!({"spec": {"podSets": pod_sets.iter().map(|ps| {
+            json!({"count": ps.get("count").cloned().unwrap_or(json!(1))})
+        }).collect::<Vec<_>>()}});
+        if let Err(v) = self.limits.check("Workload", &counts) {
+            let msg = format!(
+                "Error creating pods: {} asks for {} pods: {}",
+                kind.kind, v.value, v.detail
+            );
+            self.record_event(
+                job,
+                true,
+                "FailedCreate",
+                &msg,
+                Reporter::Controller(kind.operator),
+            );
+            self.warn(format!(
+                "{} {}/{}: {msg}; no pods created",
+                kind.kind, j.ns, j.name
+            ));
+            return 0;
+        }
         let mut created = 0;
         for ps in &pod_sets {
             let ps_name = ps.get("name").and_then(Value::as_str).unwrap_or("main");
@@ -207,7 +330,9 @@ impl SimCluster {
                     .cloned()
                     .filter(Value::is_object)
                     .unwrap_or(json!({}));
-                labels[QUEUE_NAME_LABEL] = json!(queue);
+                if let Some(q) = &queue {
+                    labels[QUEUE_NAME_LABEL] = json!(q);
+                }
                 if kind.replicas.is_some() {
                     labels["training.kubeflow.org/job-name"] = json!(j.name);
                     labels["training.kubeflow.org/replica-type"] = json!(ps_name);
@@ -219,14 +344,13 @@ impl SimCluster {
                     labels["job-name"] = json!(j.name);
                     labels["batch.kubernetes.io/controller-uid"] = json!(uid);
                 }
-                let pod = json!({
+                let mut pod = json!({
                     "apiVersion": "v1",
                     "kind": "Pod",
                     "metadata": {
                         "name": format!("{}-{ps_name}-{i}", j.name),
                         "namespace": j.ns,
                         "labels": labels,
-                        "annotations": {"kueue.x-k8s.io/workload": json::name(wl)},
                         "ownerReferences": [{
                             "apiVersion": kind.api_version,
                             "kind": kind.kind,
@@ -238,7 +362,26 @@ impl SimCluster {
                     },
                     "spec": spec,
                 });
-                self.create_pod(pod);
+                if let Some(w) = wl {
+                    pod["metadata"]["annotations"] =
+                        json!({"kueue.x-k8s.io/workload": json::name(w)});
+                }
+                let pod_name = json::name(&pod).to_string();
+                if !self.create_pod(pod, Some(job)) {
+                    return created;
+                }
+                let (reason, msg) = if kind.replicas.is_some() {
+                    ("SuccessfulCreatePod", format!("Created pod: {pod_name}"))
+                } else {
+                    ("SuccessfulCreate", format!("Created pod: {pod_name}"))
+                };
+                self.record_event(
+                    job,
+                    false,
+                    reason,
+                    &msg,
+                    Reporter::Controller(kind.operator),
+                );
                 created += 1;
             }
         }
@@ -272,18 +415,27 @@ impl SimCluster {
                 Some(node) => {
                     self.nodes.bind(key.clone(), &node, needs.requests);
                     let n = node.clone();
-                    self.write(&ResourceKey::PODS, &key.0, &key.1, UpdateScope::All, |o| {
-                        map_at(o, &["spec"]).insert("nodeName".into(), json!(n));
-                        let st = map_at(o, &["status"]);
-                        st.insert("phase".into(), json!("Running"));
-                        st.insert("startTime".into(), json!(now));
-                        set_condition(o, "PodScheduled", true, "", "", &now);
-                        set_condition(o, "Ready", true, "", "", &now);
-                    });
+                    let bound =
+                        self.write(&ResourceKey::PODS, &key.0, &key.1, UpdateScope::All, |o| {
+                            map_at(o, &["spec"]).insert("nodeName".into(), json!(n));
+                            set_running(o, &n, &now);
+                        });
+                    if let Some(p) = bound {
+                        self.record_pod_started(&p, &node);
+                    }
                 }
                 None => {
-                    if condition(&pod, "PodScheduled").map(|c| c.1) != Some("Unschedulable") {
-                        let msg = format!("0/{} nodes are available", self.nodes.len());
+                    let msg = self.nodes.no_fit_message(&needs);
+                    if condition(&pod, "PodScheduled").map(|c| (c.1, c.2))
+                        != Some(("Unschedulable", msg.as_str()))
+                    {
+                        self.record_event(
+                            &pod,
+                            true,
+                            "FailedScheduling",
+                            &msg,
+                            Reporter::Scheduler,
+                        );
                         self.write(
                             &ResourceKey::PODS,
                             &key.0,
@@ -314,11 +466,28 @@ impl SimCluster {
             self.delete_owned_pods("Deployment", &key.0, &key.1);
             return;
         };
-        let replicas = dep
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(1)
-            .max(0);
+        let replicas = match self.limits.check("Deployment", &dep) {
+            Ok(()) => dep
+                .pointer("/spec/replicas")
+                .and_then(Value::as_i64)
+                .unwrap_or(1)
+                .max(0),
+            Err(v) => {
+                let msg = format!("Error creating pods: {v}");
+                self.record_event(
+                    &dep,
+                    true,
+                    "FailedCreate",
+                    &msg,
+                    Reporter::Controller("deployment-controller"),
+                );
+                self.warn(format!(
+                    "Deployment {}/{}: {v}; no pods created",
+                    key.0, key.1
+                ));
+                0
+            }
+        };
         let hash = short_hash(json::uid(&dep), 10);
         let wanted: BTreeSet<String> = (0..replicas)
             .map(|i| format!("{}-{hash}-{i}", key.1))
@@ -357,7 +526,9 @@ impl SimCluster {
                 },
                 "spec": spec,
             });
-            self.create_pod(pod);
+            if !self.create_pod(pod, Some(&dep)) {
+                break;
+            }
         }
         self.dirty.deployment_status.insert(key.clone());
     }

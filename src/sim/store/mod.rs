@@ -189,6 +189,7 @@ struct Inner {
     /// Latest resourceVersion; subscribers wait on it.
     notify: watch::Sender<u64>,
     clock: Mutex<Clock>,
+    millis: std::sync::atomic::AtomicBool,
 }
 
 type ObjKey = (String, String);
@@ -317,6 +318,7 @@ impl ObjectStore {
                 }),
                 notify,
                 clock: Mutex::new(Arc::new(jiff::Timestamp::now)),
+                millis: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -333,9 +335,21 @@ impl ObjectStore {
         self.state().uid_seed = seed;
     }
 
+    /// Stamps `creationTimestamp` with milliseconds (see `SimClock::set_millis`).
+    pub fn set_millis(&self, on: bool) {
+        self.inner
+            .millis
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
     fn now_string(&self) -> String {
         let clock = lock(&self.inner.clock).clone();
-        clock().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+        let format = if self.inner.millis.load(std::sync::atomic::Ordering::Relaxed) {
+            "%Y-%m-%dT%H:%M:%S%.3fZ"
+        } else {
+            "%Y-%m-%dT%H:%M:%SZ"
+        };
+        clock().strftime(format).to_string()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
