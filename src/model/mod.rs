@@ -5,6 +5,7 @@
 pub mod quantity;
 pub mod synthetic;
 pub mod types;
+pub mod well_known;
 
 pub use quantity::{Quantity, QuantityError};
 pub use types::*;

@@ -9,8 +9,7 @@ use super::value::At;
 use super::workload::{MATCH_FIELDS, RUNTIME_CLASS, TOPOLOGY_REQUEST, conditions};
 use crate::model::types::*;
 
-/// Annotation giving a batch Job's minimum parallelism for partial admission.
-pub(crate) const MIN_PARALLELISM: &str = "kueue.x-k8s.io/job-min-parallelism";
+use crate::model::well_known::JOB_MIN_PARALLELISM_ANNOTATION as MIN_PARALLELISM;
 
 /// Note for replica types Kueue does not turn into pod sets.
 pub(crate) const IGNORED_REPLICA: &str =

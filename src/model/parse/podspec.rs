@@ -9,6 +9,7 @@ use crate::model::quantity::Quantity;
 use crate::model::types::{
     NodeAffinity, PodSet, ResourceList, SelectorRequirement, Taint, Toleration,
 };
+use crate::model::well_known::TOPOLOGY_ANNOTATIONS as TAS_ANNOTATIONS;
 
 /// Pod-level `spec.resources` may only set these (Kubernetes `IsSupportedPodLevelResource`).
 fn pod_level_supported(resource: &str) -> bool {
@@ -155,13 +156,6 @@ pub(crate) struct TemplateNotes {
     pub match_fields: bool,
     pub runtime_class_without_overhead: bool,
 }
-
-const TAS_ANNOTATIONS: [&str; 4] = [
-    "kueue.x-k8s.io/podset-required-topology",
-    "kueue.x-k8s.io/podset-preferred-topology",
-    "kueue.x-k8s.io/podset-unconstrained-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology",
-];
 
 /// Builds a pod set from a pod template (`metadata` + `spec`).
 pub(crate) fn pod_set_from_template(

@@ -5,8 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::model::PriorityClassKind;
-use crate::model::parse::{JOB_UID_LABEL, QUEUE_NAME_LABEL, job_priority};
+use crate::model::parse::job_priority;
+use crate::model::well_known::{JOB_UID_LABEL, QUEUE_NAME_LABEL};
+use crate::model::{PriorityClassKind, Quantity, ResourceList, well_known};
 use crate::sim::clock::parse_duration;
 use crate::sim::resources::{KUEUE_GROUP, ResourceKey};
 use crate::sim::scenario::DURATION_ANNOTATION;
@@ -142,9 +143,9 @@ pub(crate) fn raw_pod_sets(kind: &JobKind, job: &Value) -> Vec<Value> {
     }
 }
 
-/// GPUs (any resource named `…/gpu`) in an admission's total usage.
+/// Accelerators ([`well_known::accelerator_units`]) in an admission's total usage.
 pub(crate) fn admission_gpus(wl: &Value) -> i128 {
-    let mut total = 0;
+    let mut usage = ResourceList::new();
     for psa in wl
         .pointer("/status/admission/podSetAssignments")
         .and_then(Value::as_array)
@@ -157,12 +158,17 @@ pub(crate) fn admission_gpus(wl: &Value) -> i128 {
             .into_iter()
             .flatten()
         {
-            if r.ends_with("/gpu") {
-                total += super::nodes::qty_milli(q).unwrap_or(0) / 1000;
+            let text = match q {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => continue,
+            };
+            if let Ok(q) = Quantity::parse(&text) {
+                *usage.entry(r.clone()).or_default() += q;
             }
         }
     }
-    total
+    i128::from(well_known::accelerator_units(&usage))
 }
 
 /// The controlling job of a Workload, from its owner references.

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::model::parse::QUEUE_NAME_LABEL;
+use crate::model::well_known::{self as wk, QUEUE_NAME_LABEL};
 use crate::sim::resources::ResourceKey;
 use crate::sim::store::{EventType, StoreEvent, UpdateScope};
 
@@ -334,15 +334,15 @@ impl SimCluster {
                     labels[QUEUE_NAME_LABEL] = json!(q);
                 }
                 if kind.replicas.is_some() {
-                    labels["training.kubeflow.org/job-name"] = json!(j.name);
-                    labels["training.kubeflow.org/replica-type"] = json!(ps_name);
-                    labels["training.kubeflow.org/replica-index"] = json!(i.to_string());
-                    labels["training.kubeflow.org/operator-name"] =
+                    labels[wk::KUBEFLOW_JOB_NAME_LABEL] = json!(j.name);
+                    labels[wk::KUBEFLOW_REPLICA_TYPE_LABEL] = json!(ps_name);
+                    labels[wk::KUBEFLOW_REPLICA_INDEX_LABEL] = json!(i.to_string());
+                    labels[wk::KUBEFLOW_OPERATOR_NAME_LABEL] =
                         json!(format!("{}-controller", kind.kind.to_lowercase()));
                 } else {
-                    labels["batch.kubernetes.io/job-name"] = json!(j.name);
-                    labels["job-name"] = json!(j.name);
-                    labels["batch.kubernetes.io/controller-uid"] = json!(uid);
+                    labels[wk::BATCH_JOB_NAME_LABEL] = json!(j.name);
+                    labels[wk::LEGACY_JOB_NAME_LABEL] = json!(j.name);
+                    labels[wk::BATCH_CONTROLLER_UID_LABEL] = json!(uid);
                 }
                 let mut pod = json!({
                     "apiVersion": "v1",
@@ -364,7 +364,7 @@ impl SimCluster {
                 });
                 if let Some(w) = wl {
                     pod["metadata"]["annotations"] =
-                        json!({"kueue.x-k8s.io/workload": json::name(w)});
+                        json!({wk::WORKLOAD_ANNOTATION: json::name(w)});
                 }
                 let pod_name = json::name(&pod).to_string();
                 if !self.create_pod(pod, Some(job)) {
