@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod cli;
+pub mod clock;
 pub mod doctor;
 pub mod engine;
 pub mod model;

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use crate::clock::Clock;
 use crate::sim::api::kubeconfig::CONTEXT_NAME;
 use crate::sim::cluster::{SimCluster, SimOptions};
 use crate::sim::live::{LiveOptions, LiveSim};
 use crate::sim::scenario::Scenario;
 use crate::source::ClusterArgs;
-use crate::source::clock::Clock;
 
 pub struct EmbeddedSim {
     sim: LiveSim,
@@ -43,14 +43,13 @@ impl EmbeddedSim {
         ));
         sim.write_kubeconfig(&kubeconfig)
             .with_context(|| format!("cannot write {}", kubeconfig.display()))?;
-        let sim_clock = sim.clock().clone();
         Ok(EmbeddedSim {
             cluster: ClusterArgs {
                 kubeconfig: Some(kubeconfig.clone()),
                 context: Some(CONTEXT_NAME.to_string()),
                 ..base.clone()
             },
-            clock: Clock::from_fn(move || sim_clock.timestamp()),
+            clock: sim.clock().clock(),
             kubeconfig,
             sim,
         })

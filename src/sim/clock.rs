@@ -1,8 +1,11 @@
-//! Simulated time: a shared clock the store stamps objects with, and the duration
-//! syntax of the scenario annotations (`"2h"`, `"90m"`, `"1h30m"`, `"30s"`, `"1d"`).
+//! Simulated time: the clock only the simulator moves. Everything else reads it through
+//! the one [`Clock`] type ([`SimClock::clock`]); the duration syntax of the scenario
+//! annotations (`"2h"`, `"90m"`, `"1h30m"`, `"30s"`, `"1d"`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use crate::clock::Clock;
 
 /// The simulated clock, in milliseconds since the Unix epoch. Cloning shares it.
 ///
@@ -47,6 +50,12 @@ impl SimClock {
         self.now_ms.fetch_max(t, Ordering::SeqCst);
     }
 
+    /// A reader of this clock: what the object store, the source and the console take.
+    pub fn clock(&self) -> Clock {
+        let now = Arc::clone(&self.now_ms);
+        Clock::from_fn(move || ms_to_timestamp(now.load(Ordering::SeqCst)))
+    }
+
     /// Current simulated time as a timestamp.
     pub fn timestamp(&self) -> jiff::Timestamp {
         ms_to_timestamp(self.now_ms())
@@ -75,10 +84,7 @@ impl SimClock {
     }
 }
 
-/// A timestamp from ms since the epoch (clamped into jiff's range).
-pub fn ms_to_timestamp(ms: i64) -> jiff::Timestamp {
-    jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
+pub use crate::clock::ms_to_timestamp;
 
 /// `ms` as Kubernetes prints times (second resolution, UTC).
 pub fn rfc3339(ms: i64) -> String {
