@@ -3,6 +3,7 @@
 //! No I/O beyond reading the files a caller names, no clock, no async runtime.
 
 pub mod quantity;
+mod selector;
 pub mod synthetic;
 pub mod types;
 pub mod well_known;
