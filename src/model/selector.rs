@@ -3,7 +3,9 @@
 //! `k notin (a,b)`, `k`, `!k`), read into the one [`LabelSelector`] type that
 //! namespace selectors, node affinity and the simulator's API all use.
 
-use super::types::{LabelSelector, SelectorRequirement};
+use std::collections::BTreeMap;
+
+use super::types::{LabelSelector, NodeAffinity, SelectorRequirement};
 
 impl SelectorRequirement {
     /// Whether a label's value (`None`: the label is absent) satisfies the requirement.
@@ -81,6 +83,16 @@ impl LabelSelector {
     }
 }
 
+impl NodeAffinity {
+    /// Whether a node's labels satisfy the required affinity: some term whose
+    /// requirements all hold (an empty term matches no node, as in Kubernetes).
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.terms
+            .iter()
+            .any(|term| !term.is_empty() && term.iter().all(|r| r.matches(labels)))
+    }
+}
+
 /// Splits on commas that are not inside parentheses.
 fn split_top(s: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -122,8 +134,6 @@ fn valid_key(k: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
 
     #[test]

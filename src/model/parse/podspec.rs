@@ -188,6 +188,18 @@ pub(crate) fn pod_set_from_template(
     Ok((pod_set, notes))
 }
 
+/// The scheduling view of one pod: a Pod object or a pod template (`metadata` +
+/// `spec`) read as a pod set of one pod, with its effective requests (init containers,
+/// restartable sidecars, pod-level resources and overhead, as [`pod_requests`]), node
+/// selector, required node affinity and tolerations. The simulator's scheduler places
+/// pods by it, so a pod is sized the same there as in the engine. Errors name the
+/// field (`spec.containers[0].resources.requests.cpu: …`).
+pub fn pod_scheduling(pod: &serde_json::Value) -> Result<PodSet, String> {
+    pod_set_from_template("", 1, &At::root(pod, ""))
+        .map(|(pod_set, _)| pod_set)
+        .map_err(|e| format!("{}: {}", e.path, e.message))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

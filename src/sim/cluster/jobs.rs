@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::model::parse::job_priority;
+use crate::model::parse::{job_pod_templates, job_priority, kubeflow_replicas};
 use crate::model::well_known::{JOB_UID_LABEL, QUEUE_NAME_LABEL};
 use crate::model::{PriorityClassKind, Quantity, ResourceList, well_known};
 use crate::sim::clock::parse_duration;
@@ -24,12 +24,18 @@ pub(crate) struct JobKind {
     pub res: ResourceKey,
     pub kind: &'static str,
     pub api_version: &'static str,
-    /// Kubeflow: the replica-spec field and Kueue's order of replica types.
-    pub replicas: Option<(&'static str, &'static [&'static str])>,
     /// Kueue's integration name (`batch/job`, `kubeflow.org/pytorchjob`).
     pub integration: &'static str,
     /// The job's own controller, as it signs its events.
     pub operator: &'static str,
+}
+
+impl JobKind {
+    /// Whether the job has Kubeflow replica specs (`runPolicy`, replica-type labels,
+    /// `Created`/`Running`/`Succeeded` conditions) rather than a batch Job's spec.
+    pub fn is_kubeflow(&self) -> bool {
+        kubeflow_replicas(self.kind).is_some()
+    }
 }
 
 /// Kueue's job reconciler for `kind`, as it signs its events.
@@ -43,7 +49,6 @@ pub(crate) const JOB_RESOURCES: &[JobKind] = &[
         res: ResourceKey::JOBS,
         kind: "Job",
         api_version: "batch/v1",
-        replicas: None,
         integration: "batch/job",
         operator: "job-controller",
     },
@@ -51,7 +56,6 @@ pub(crate) const JOB_RESOURCES: &[JobKind] = &[
         res: ResourceKey::PYTORCH_JOBS,
         kind: "PyTorchJob",
         api_version: "kubeflow.org/v1",
-        replicas: Some(("pytorchReplicaSpecs", &["Master", "Worker"])),
         integration: "kubeflow.org/pytorchjob",
         operator: "pytorchjob-controller",
     },
@@ -59,10 +63,6 @@ pub(crate) const JOB_RESOURCES: &[JobKind] = &[
         res: ResourceKey::new_static("kubeflow.org", "tfjobs"),
         kind: "TFJob",
         api_version: "kubeflow.org/v1",
-        replicas: Some((
-            "tfReplicaSpecs",
-            &["Chief", "Master", "PS", "Worker", "Evaluator"],
-        )),
         integration: "kubeflow.org/tfjob",
         operator: "tfjob-controller",
     },
@@ -70,7 +70,6 @@ pub(crate) const JOB_RESOURCES: &[JobKind] = &[
         res: ResourceKey::new_static("kubeflow.org", "mpijobs"),
         kind: "MPIJob",
         api_version: "kubeflow.org/v1",
-        replicas: Some(("mpiReplicaSpecs", &["Launcher", "Worker"])),
         integration: "kubeflow.org/mpijob",
         operator: "mpijob-controller",
     },
@@ -87,7 +86,7 @@ pub(crate) fn job_kind_by_name(kind: &str) -> Option<&'static JobKind> {
 }
 
 fn suspend_path(kind: &JobKind) -> &'static [&'static str] {
-    if kind.replicas.is_some() {
+    if kind.is_kubeflow() {
         &["spec", "runPolicy"]
     } else {
         &["spec"]
@@ -95,7 +94,7 @@ fn suspend_path(kind: &JobKind) -> &'static [&'static str] {
 }
 
 pub(crate) fn is_suspended(kind: &JobKind, job: &Value) -> bool {
-    let ptr = if kind.replicas.is_some() {
+    let ptr = if kind.is_kubeflow() {
         "/spec/runPolicy/suspend"
     } else {
         "/spec/suspend"
@@ -109,38 +108,13 @@ fn is_finished(job: &Value) -> bool {
         .any(|t| condition_true(job, t))
 }
 
-/// Kueue's pod sets for a job: lower-case names, counts and templates.
-pub(crate) fn raw_pod_sets(kind: &JobKind, job: &Value) -> Vec<Value> {
-    let count_of = |v: Option<&Value>, default: i64| v.and_then(Value::as_i64).unwrap_or(default);
-    match kind.replicas {
-        None => {
-            let spec = job.get("spec");
-            let parallelism = count_of(spec.and_then(|s| s.get("parallelism")), 1);
-            let count = match spec
-                .and_then(|s| s.get("completions"))
-                .and_then(Value::as_i64)
-            {
-                Some(c) if c < parallelism => c,
-                _ => parallelism,
-            };
-            let template = spec
-                .and_then(|s| s.get("template"))
-                .cloned()
-                .unwrap_or(json!({}));
-            vec![json!({"name": "main", "count": count, "template": template})]
-        }
-        Some((field, order)) => order
-            .iter()
-            .filter_map(|t| {
-                let r = job.pointer(&format!("/spec/{field}/{t}"))?;
-                Some(json!({
-                    "name": t.to_lowercase(),
-                    "count": count_of(r.get("replicas"), 1),
-                    "template": r.get("template").cloned().unwrap_or(json!({})),
-                }))
-            })
-            .collect(),
-    }
+/// Kueue's pod sets for a job as a Workload's `spec.podSets` holds them (lower-case
+/// names, counts and templates), read by the model's parser as the engine reads jobs.
+pub(crate) fn raw_pod_sets(kind: &JobKind, job: &Value) -> Result<Vec<Value>, String> {
+    Ok(job_pod_templates(kind.kind, job)?
+        .into_iter()
+        .map(|(name, count, template)| json!({"name": name, "count": count, "template": template}))
+        .collect())
 }
 
 /// Accelerators ([`well_known::accelerator_units`]) in an admission's total usage.
@@ -212,7 +186,7 @@ impl SimCluster {
         if json::label(&job, QUEUE_NAME_LABEL).is_none_or(str::is_empty) {
             // Not managed by Kueue (manageJobsWithoutQueueName defaults to false): the
             // job's own controller runs it through the default scheduler, without quota.
-            if kind.replicas.is_none() && !is_suspended(kind, &job) && !self.runs.contains_key(j) {
+            if !kind.is_kubeflow() && !is_suspended(kind, &job) && !self.runs.contains_key(j) {
                 self.start_run(j, &job, None);
             }
             return;
@@ -292,9 +266,16 @@ impl SimCluster {
         let queue = json::label(job, QUEUE_NAME_LABEL)
             .unwrap_or_default()
             .to_string();
+        let pod_sets = match raw_pod_sets(kind, job) {
+            Ok(sets) => sets,
+            Err(e) => {
+                self.warn(format!("{} {}/{}: {e}", kind.kind, j.ns, j.name));
+                return;
+            }
+        };
         let mut spec = json!({
             "queueName": queue,
-            "podSets": raw_pod_sets(kind, job),
+            "podSets": pod_sets,
             "priority": priority,
             "active": true,
         });
@@ -518,7 +499,7 @@ impl SimCluster {
             self.set_suspended(kind, j, false);
         }
         let now = self.clock.rfc3339();
-        let replicas = kind.replicas.is_some();
+        let replicas = kind.is_kubeflow();
         self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
             let st = map_at(o, &["status"]);
             st.insert("startTime".into(), json!(now));
@@ -579,7 +560,7 @@ impl SimCluster {
         let Some(kind) = job_kind(&j.res) else { return };
         self.set_suspended(kind, j, true);
         let ts = self.clock.rfc3339();
-        let replicas = kind.replicas.is_some();
+        let replicas = kind.is_kubeflow();
         self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
             if replicas {
                 set_condition(o, "Running", false, "Suspended", "job suspended", &ts);
@@ -616,7 +597,7 @@ impl SimCluster {
                 super::pods::set_succeeded(o, &now);
             });
         }
-        let replicas = kind.replicas.is_some();
+        let replicas = kind.is_kubeflow();
         self.write_quiet(&j.res, &j.ns, &j.name, UpdateScope::Status, |o| {
             let st = map_at(o, &["status"]);
             st.insert("completionTime".into(), json!(now));

@@ -150,7 +150,7 @@ impl SimCluster {
             Some(node) => {
                 if !self.nodes.is_bound(&key) {
                     let needs = pod_needs(obj);
-                    self.nodes.bind(key, node, needs.requests);
+                    self.nodes.bind(key, node, needs.requests());
                 }
             }
             None => {
@@ -201,7 +201,7 @@ impl SimCluster {
                 pod["spec"]["nodeName"] = json!(node);
                 set_running(&mut pod, &node, &now);
                 // Account before the create so the next pod sees the usage.
-                self.nodes.bind(key.clone(), &node, needs.requests);
+                self.nodes.bind(key.clone(), &node, needs.requests());
                 match self.create(&ResourceKey::PODS, pod) {
                     Some(p) => self.record_pod_started(&p, &node),
                     None => {
@@ -253,7 +253,16 @@ impl SimCluster {
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default(),
-            None => raw_pod_sets(kind, job),
+            None => match raw_pod_sets(kind, job) {
+                Ok(sets) => sets,
+                Err(e) => {
+                    self.warn(format!(
+                        "{} {}/{}: {e}; no pods created",
+                        kind.kind, j.ns, j.name
+                    ));
+                    return 0;
+                }
+            },
         };
         let psas = wl
             .and_then(|w| w.pointer("/status/admission/podSetAssignments"))
@@ -333,7 +342,7 @@ impl SimCluster {
                 if let Some(q) = &queue {
                     labels[QUEUE_NAME_LABEL] = json!(q);
                 }
-                if kind.replicas.is_some() {
+                if kind.is_kubeflow() {
                     labels[wk::KUBEFLOW_JOB_NAME_LABEL] = json!(j.name);
                     labels[wk::KUBEFLOW_REPLICA_TYPE_LABEL] = json!(ps_name);
                     labels[wk::KUBEFLOW_REPLICA_INDEX_LABEL] = json!(i.to_string());
@@ -370,7 +379,7 @@ impl SimCluster {
                 if !self.create_pod(pod, Some(job)) {
                     return created;
                 }
-                let (reason, msg) = if kind.replicas.is_some() {
+                let (reason, msg) = if kind.is_kubeflow() {
                     ("SuccessfulCreatePod", format!("Created pod: {pod_name}"))
                 } else {
                     ("SuccessfulCreate", format!("Created pod: {pod_name}"))
@@ -413,7 +422,7 @@ impl SimCluster {
             let needs = pod_needs(&pod);
             match self.nodes.find_fit(&needs) {
                 Some(node) => {
-                    self.nodes.bind(key.clone(), &node, needs.requests);
+                    self.nodes.bind(key.clone(), &node, needs.requests());
                     let n = node.clone();
                     let bound =
                         self.write(&ResourceKey::PODS, &key.0, &key.1, UpdateScope::All, |o| {
