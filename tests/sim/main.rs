@@ -1,5 +1,8 @@
 //! Integration tests of the sim area, in one test binary to keep link time and disk small.
 
+#[path = "../support_tools/mod.rs"]
+mod support_tools;
+
 mod sim_api_convert;
 mod sim_api_faults;
 mod sim_api_kube;
