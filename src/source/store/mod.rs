@@ -15,6 +15,8 @@
 
 mod assemble;
 mod changes;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
