@@ -16,7 +16,11 @@ use crate::source::ClusterArgs;
 
 pub struct EmbeddedSim {
     sim: LiveSim,
+    /// The kubeconfig, in [`Self::_dir`].
     kubeconfig: PathBuf,
+    /// A private directory (mode 0700, unpredictable name) for the kubeconfig, removed
+    /// when this is dropped, on every exit path.
+    _dir: tempfile::TempDir,
     /// `base` pointed at the simulator (its other flags kept, e.g. `-n`, `--as`).
     pub cluster: ClusterArgs,
     /// The simulator's clock (the wall clock as the simulator last stepped it): ages and
@@ -36,11 +40,11 @@ impl EmbeddedSim {
         )
         .await
         .context("cannot start the simulator on loopback")?;
-        let kubeconfig = std::env::temp_dir().join(format!(
-            "gangplank-sim-{}-{}.kubeconfig",
-            std::process::id(),
-            sim.addr().port()
-        ));
+        let dir = tempfile::Builder::new()
+            .prefix("gangplank-sim-")
+            .tempdir()
+            .context("cannot create a private temporary directory for the kubeconfig")?;
+        let kubeconfig = dir.path().join("kubeconfig");
         sim.write_kubeconfig(&kubeconfig)
             .with_context(|| format!("cannot write {}", kubeconfig.display()))?;
         Ok(EmbeddedSim {
@@ -51,6 +55,7 @@ impl EmbeddedSim {
             },
             clock: sim.clock().clock(),
             kubeconfig,
+            _dir: dir,
             sim,
         })
     }

@@ -4,6 +4,7 @@
 mod support_tools;
 
 mod client;
+mod ssh_log;
 mod ssh_openssh;
 mod ssh_readonly;
 mod ssh_server;
