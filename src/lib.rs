@@ -6,7 +6,9 @@
 
 pub mod actions;
 pub mod cli;
+pub mod clock;
 pub mod doctor;
+pub mod duration;
 pub mod engine;
 pub mod model;
 pub mod sim;

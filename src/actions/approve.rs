@@ -20,7 +20,7 @@ use super::plan;
 use super::resolve::{resolve, rv};
 use super::{Actor, Outcome};
 use crate::engine::{PolicyOverride, propose_preemption};
-use crate::model::{ClusterState, ReclaimWithinCohort, WithinClusterQueue};
+use crate::model::{ClusterState, ReclaimWithinCohort, WithinClusterQueue, well_known};
 
 /// The policy approvals are proposed under (`--approval-policy`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,13 +104,7 @@ fn gpus(state: &ClusterState, ns: &str, name: &str) -> i128 {
     state
         .workloads
         .get(&(ns.to_string(), name.to_string()))
-        .map(|w| {
-            w.total_requests()
-                .iter()
-                .filter(|(r, _)| r.ends_with("/gpu"))
-                .map(|(_, q)| q.units_ceil())
-                .sum()
-        })
+        .map(|w| i128::from(well_known::accelerator_units(&w.total_requests())))
         .unwrap_or(0)
 }
 

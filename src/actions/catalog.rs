@@ -71,14 +71,11 @@ impl std::fmt::Display for Permission<'_> {
     }
 }
 
-/// Annotation on a victim: the preemptor an approval deactivated it for. Its presence
-/// with `spec.active=false` means "reactivate me once my admission is clear".
-pub const REACTIVATE_ANNOTATION: &str = "gangplank.io/reactivate";
-/// Annotation on a victim: who approved its preemption.
-pub const APPROVED_BY_ANNOTATION: &str = "gangplank.io/approved-by";
-/// The job label naming its WorkloadPriorityClass.
-pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
-/// The Workload label carrying its job's UID.
-pub const JOB_UID_LABEL: &str = "kueue.x-k8s.io/job-uid";
+/// `REACTIVATE_ANNOTATION` on a victim: the preemptor an approval deactivated it for.
+/// Its presence with `spec.active=false` means "reactivate me once my admission is
+/// clear". `APPROVED_BY_ANNOTATION` on a victim: who approved its preemption.
+pub use crate::model::well_known::{
+    APPROVED_BY_ANNOTATION, JOB_UID_LABEL, PRIORITY_CLASS_LABEL, REACTIVATE_ANNOTATION,
+};
 /// The field manager of every write.
 pub const FIELD_MANAGER: &str = "gangplank";

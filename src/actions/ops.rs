@@ -192,7 +192,7 @@ fn uses_workload_priority_class(wl: &Value, job: Option<&Value>) -> bool {
     let by_source = wl
         .pointer("/spec/priorityClassSource")
         .and_then(Value::as_str)
-        == Some("kueue.x-k8s.io/workloadpriorityclass");
+        == Some(crate::model::well_known::WORKLOAD_PRIORITY_CLASS_SOURCE);
     let by_label = job
         .and_then(|j| j.pointer("/metadata/labels"))
         .and_then(|l| l.get(PRIORITY_CLASS_LABEL))

@@ -231,7 +231,7 @@ pub struct DoctorArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
-    /// Only evictions newer than this (e.g. 30m, 24h, 7d).
+    /// Only evictions newer than this (e.g. 30m, 24h, 7d; a unit is required).
     #[arg(long, default_value = "24h")]
     pub since: String,
     /// Output format.
@@ -289,7 +289,7 @@ pub struct SimulateArgs {
     /// Scenario file or directory (Kubernetes manifests); default: the bundled seed.
     #[arg(long)]
     pub scenario: Option<PathBuf>,
-    /// Simulated time to run for (e.g. 90m, 6h, 7d).
+    /// Simulated time to run for (e.g. 90m, 6h, 7d; a unit is required).
     #[arg(long, default_value = "6h")]
     pub until: String,
     /// Output format.
@@ -318,7 +318,8 @@ pub struct ServeSshArgs {
     /// Maximum concurrent viewer sessions.
     #[arg(long, default_value_t = 8)]
     pub max_sessions: usize,
-    /// End a session after this long without input (e.g. 30m; 0 = never, for wall screens).
+    /// End a session after this long without input (e.g. 30m, 2h; a unit is required;
+    /// 0 = never, for wall screens).
     #[arg(long, default_value = "30m")]
     pub idle_timeout: String,
     /// Serve the embedded simulator's seed scenario instead of a cluster.
@@ -332,7 +333,8 @@ pub struct ServeSshArgs {
     /// Config file for the viewers' console (theme, keys, default view).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Write diagnostics (including every authentication attempt) to this file.
+    /// Write diagnostics (including every authentication attempt) to this file
+    /// instead of stderr. GANGPLANK_LOG filters them (default: info).
     #[arg(long, value_name = "PATH")]
     pub log_file: Option<PathBuf>,
 }

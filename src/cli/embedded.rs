@@ -7,16 +7,20 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use crate::clock::Clock;
 use crate::sim::api::kubeconfig::CONTEXT_NAME;
 use crate::sim::cluster::{SimCluster, SimOptions};
 use crate::sim::live::{LiveOptions, LiveSim};
 use crate::sim::scenario::Scenario;
 use crate::source::ClusterArgs;
-use crate::source::clock::Clock;
 
 pub struct EmbeddedSim {
     sim: LiveSim,
+    /// The kubeconfig, in [`Self::_dir`].
     kubeconfig: PathBuf,
+    /// A private directory (mode 0700, unpredictable name) for the kubeconfig, removed
+    /// when this is dropped, on every exit path.
+    _dir: tempfile::TempDir,
     /// `base` pointed at the simulator (its other flags kept, e.g. `-n`, `--as`).
     pub cluster: ClusterArgs,
     /// The simulator's clock (the wall clock as the simulator last stepped it): ages and
@@ -36,22 +40,22 @@ impl EmbeddedSim {
         )
         .await
         .context("cannot start the simulator on loopback")?;
-        let kubeconfig = std::env::temp_dir().join(format!(
-            "gangplank-sim-{}-{}.kubeconfig",
-            std::process::id(),
-            sim.addr().port()
-        ));
+        let dir = tempfile::Builder::new()
+            .prefix("gangplank-sim-")
+            .tempdir()
+            .context("cannot create a private temporary directory for the kubeconfig")?;
+        let kubeconfig = dir.path().join("kubeconfig");
         sim.write_kubeconfig(&kubeconfig)
             .with_context(|| format!("cannot write {}", kubeconfig.display()))?;
-        let sim_clock = sim.clock().clone();
         Ok(EmbeddedSim {
             cluster: ClusterArgs {
                 kubeconfig: Some(kubeconfig.clone()),
                 context: Some(CONTEXT_NAME.to_string()),
                 ..base.clone()
             },
-            clock: Clock::from_fn(move || sim_clock.timestamp()),
+            clock: sim.clock().clock(),
             kubeconfig,
+            _dir: dir,
             sim,
         })
     }

@@ -31,22 +31,9 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// "30m", "24h", "7d", "90s" → milliseconds.
+/// `--since` ("30m", "24h", "7d", "90s"; [`crate::duration`]) → milliseconds.
 pub fn parse_age(text: &str) -> Result<i64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let n: i64 = n
-        .parse()
-        .with_context(|| format!("--since {text:?}: expected a number and a unit, e.g. 24h"))?;
-    let unit_ms = match unit {
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" | "" => 3_600_000,
-        "d" => 86_400_000,
-        _ => bail!("--since {text:?}: unknown unit {unit:?} (use s, m, h or d)"),
-    };
-    Ok(n.saturating_mul(unit_ms))
+    crate::duration::parse_duration_ms(text).map_err(|e| anyhow::anyhow!("--since: {e}"))
 }
 
 fn render(records: &[EvictionRecord]) -> String {
@@ -97,6 +84,7 @@ mod tests {
         assert_eq!(parse_age("30m").expect("m"), 1_800_000);
         assert_eq!(parse_age("7d").expect("d"), 604_800_000);
         assert!(parse_age("x").is_err());
-        assert!(parse_age("3w").is_err());
+        // Was hours; a bare number is refused everywhere now.
+        assert!(parse_age("24").is_err());
     }
 }

@@ -16,8 +16,8 @@ use tokio::sync::watch;
 use super::args::ServeSshArgs;
 use super::embedded::EmbeddedSim;
 use super::feed;
+use crate::clock::Clock;
 use crate::sim::scenario::Scenario;
-use crate::source::clock::Clock;
 use crate::source::{self, ReplanOptions, SourceOptions};
 use crate::ssh::{self, KeyOutcome, SessionApp, SessionAppFactory, SessionInfo, SshServerOptions};
 use crate::tui::color::{ColorDepth, ColorEnv};
@@ -99,31 +99,39 @@ impl SessionAppFactory for ConsoleFactory {
     }
 }
 
+/// Without `--log-file` the server logs to stderr (it draws no console there): every
+/// authentication attempt is an audit line that must not be lost. `GANGPLANK_LOG`
+/// filters (default `info`).
+fn log_to_stderr() -> Result<super::console::LogGuard> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("GANGPLANK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(filter)
+        .try_init()
+        .map_err(|e| anyhow::anyhow!("cannot start logging: {e}"))?;
+    // Nothing to flush: stderr is written synchronously.
+    super::console::init_logging(None)
+}
+
+/// `--idle-timeout` ([`crate::duration`]'s syntax); `0`, `none` or `off`: never.
 fn parse_duration(text: &str) -> Result<Option<Duration>> {
     let text = text.trim();
-    if text == "0" || text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off") {
+    if text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off") {
         return Ok(None);
     }
-    let (num, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
-    let n: u64 = num
-        .parse()
-        .with_context(|| format!("--idle-timeout {text:?}: expected e.g. 30m, 2h, 90s or 0"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => anyhow::bail!("--idle-timeout {text:?}: unknown unit {unit:?} (use s, m, h or d)"),
-    };
-    Ok(Some(Duration::from_secs(secs)))
+    let d = crate::duration::parse_duration(text)
+        .map_err(|e| anyhow::anyhow!("--idle-timeout: {e}"))?;
+    Ok(Some(d).filter(|d| !d.is_zero()))
 }
 
 /// Runs `serve-ssh` until interrupted.
 pub fn run(args: &ServeSshArgs) -> Result<i32> {
-    let _log = super::console::init_logging(args.log_file.as_ref())?;
+    let _log = match &args.log_file {
+        Some(path) => super::console::init_logging(Some(path))?,
+        None => log_to_stderr()?,
+    };
     let config = Config::load(args.config.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let opts = SshServerOptions {
         listen: args.listen,
@@ -204,5 +212,7 @@ mod tests {
         assert_eq!(parse_duration("0").unwrap(), None);
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("5y").is_err());
+        // Was seconds; a bare number is refused everywhere now.
+        assert!(parse_duration("90").is_err());
     }
 }

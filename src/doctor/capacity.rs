@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use super::context::{Context, cluster_ref, list_names, node_usable};
 use super::{Finding, Severity, ids};
-use crate::model::{Node, Quantity, ResourceFlavor, Taint};
+use crate::model::{Node, Quantity, ResourceFlavor, Taint, well_known};
 
 /// Hardware more than this many times the quota is reported as idle.
 pub const IDLE_CAPACITY_FACTOR: i64 = 2;
@@ -96,7 +96,7 @@ fn untolerated<'n>(flavor: &ResourceFlavor, node: &'n Node) -> Vec<&'n Taint> {
     node.taints
         .iter()
         .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
-        .filter(|t| !t.key.starts_with("node.kubernetes.io/"))
+        .filter(|t| !t.key.starts_with(well_known::NODE_LIFECYCLE_PREFIX))
         .filter(|t| !flavor.tolerations.iter().any(|tol| tol.tolerates(t)))
         .filter(|t| {
             !flavor

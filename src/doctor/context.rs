@@ -6,17 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{DoctorOptions, MANAGED_LABEL, QUEUE_NAME_LABEL};
 use crate::model::{
     ClusterQueue, ClusterState, JobInfo, LocalQueue, Node, Pod, Quantity, ResourceFlavor,
-    ResourceList, Workload, WorkloadSource,
+    ResourceList, Workload, WorkloadSource, well_known,
 };
 
-/// Pod labels that name the job a pod belongs to (batch/v1 Job, Kubeflow training jobs).
-pub const JOB_NAME_LABELS: &[&str] = &[
-    "batch.kubernetes.io/job-name",
-    "job-name",
-    "training.kubeflow.org/job-name",
-];
+pub use crate::model::well_known::JOB_NAME_LABELS;
 /// Label of Kueue plain-pod groups; the Workload is named after the group.
-const POD_GROUP_LABEL: &str = "kueue.x-k8s.io/pod-group-name";
+use crate::model::well_known::POD_GROUP_NAME_LABEL as POD_GROUP_LABEL;
 
 /// `Kind/namespace/name`.
 pub fn ns_ref(kind: &str, namespace: &str, name: &str) -> String {
@@ -144,12 +139,13 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// Whether `resource` is one of the configured accelerator resources.
+    /// Whether `resource` is one of the configured accelerator resources (a pattern
+    /// ending in `*` matches any suffix: `nvidia.com/mig-*`).
     pub fn is_accelerator(&self, resource: &str) -> bool {
         self.opts
             .accelerator_resources
             .iter()
-            .any(|r| r == resource)
+            .any(|r| well_known::resource_matches(r, resource))
     }
 
     /// The positive accelerator entries of a resource list, in option order.
@@ -157,10 +153,12 @@ impl<'a> Context<'a> {
         self.opts
             .accelerator_resources
             .iter()
-            .filter_map(|r| {
-                list.get(r)
-                    .filter(|q| **q > Quantity::ZERO)
-                    .map(|q| (r.clone(), *q))
+            .flat_map(|pattern| {
+                list.iter()
+                    .filter(|(name, q)| {
+                        well_known::resource_matches(pattern, name) && **q > Quantity::ZERO
+                    })
+                    .map(|(name, q)| (name.clone(), *q))
             })
             .collect()
     }

@@ -27,22 +27,11 @@ pub use finding::{Finding, Report, Severity, SeverityParseError};
 
 use crate::model::{ClusterState, KueueApiVersion, Timestamp};
 
-/// Label that puts a job (or pod) into a LocalQueue.
-pub const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
-/// Job label naming a WorkloadPriorityClass.
-pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
-/// Label Kueue's pod integration puts on the plain pods it manages.
-pub const MANAGED_LABEL: &str = "kueue.x-k8s.io/managed";
+pub use crate::model::well_known::{MANAGED_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL};
 
-/// Accelerator resources looked for by default (`DoctorOptions::accelerator_resources`).
-pub const DEFAULT_ACCELERATOR_RESOURCES: &[&str] = &[
-    "nvidia.com/gpu",
-    "amd.com/gpu",
-    "aws.amazon.com/neurondevice",
-    "aws.amazon.com/neuron",
-    "habana.ai/gaudi",
-    "google.com/tpu",
-];
+/// Accelerator resources looked for by default (`DoctorOptions::accelerator_resources`);
+/// a trailing `*` matches any suffix (`nvidia.com/mig-*`).
+pub use crate::model::well_known::ACCELERATOR_RESOURCES as DEFAULT_ACCELERATOR_RESOURCES;
 
 /// Default for [`DoctorOptions::pending_pod_threshold_ms`]: 10 minutes.
 pub const DEFAULT_PENDING_POD_THRESHOLD_MS: i64 = 10 * 60 * 1000;

@@ -173,7 +173,7 @@ fn unmanaged_pods(ctx: &Context, out: &mut Vec<Finding>) {
                 .accelerators_in(&node.allocatable)
                 .first()
                 .map(|(r, _)| r.clone())
-                .unwrap_or_else(|| "nvidia.com/gpu".to_string());
+                .unwrap_or_else(|| crate::model::well_known::NVIDIA_GPU.to_string());
             format!(
                 "kubectl taint nodes {node_name} {resource}=present:NoSchedule\n\
                  # then move the pod off the node: kubectl delete pod -n {ns} {name}",

@@ -13,7 +13,7 @@ use super::context::{Context, cluster_ref, list_names, ns_ref};
 use super::{Finding, Severity, ids};
 use crate::model::{ClusterQueue, LabelSelector, LocalQueue, ResourceGroup};
 
-const NAME_LABEL: &str = "kubernetes.io/metadata.name";
+use crate::model::well_known::NAMESPACE_NAME_LABEL as NAME_LABEL;
 
 /// Runs the queue wiring checks.
 pub fn check(ctx: &Context, out: &mut Vec<Finding>) {

@@ -160,7 +160,7 @@ pub struct EngineState<'a> {
     pub reserved: Vec<(NodeId, Vec<(FrId, i128)>)>,
 }
 
-const NS_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
 
 fn quota_reserved_time(wl: &Workload, now: Timestamp) -> Timestamp {
     wl.condition("QuotaReserved")

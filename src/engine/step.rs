@@ -168,7 +168,7 @@ pub fn schedule_cycle(
         let p = &st.wls[*by];
         let job_uid =
             p.wl.labels
-                .get("kueue.x-k8s.io/job-uid")
+                .get(crate::model::well_known::JOB_UID_LABEL)
                 .cloned()
                 .unwrap_or_else(|| "UNKNOWN".to_string());
         let uid = if p.wl.uid.is_empty() {

@@ -3,8 +3,10 @@
 //! No I/O beyond reading the files a caller names, no clock, no async runtime.
 
 pub mod quantity;
+mod selector;
 pub mod synthetic;
 pub mod types;
+pub mod well_known;
 
 pub use quantity::{Quantity, QuantityError};
 pub use types::*;

@@ -54,7 +54,8 @@ impl XorShift {
     }
 }
 
-const GPU: &str = "nvidia.com/gpu";
+use super::well_known::{NAMESPACE_NAME_LABEL, NVIDIA_GPU as GPU};
+
 const FLAVORS: [&str; 2] = ["a100", "h100"];
 const PRIORITIES: [(&str, i32); 3] = [("low", 100), ("normal", 1000), ("high", 10000)];
 
@@ -173,10 +174,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
                 ns.clone(),
                 Namespace {
                     name: ns.clone(),
-                    labels: BTreeMap::from([(
-                        "kubernetes.io/metadata.name".to_string(),
-                        ns.clone(),
-                    )]),
+                    labels: BTreeMap::from([(NAMESPACE_NAME_LABEL.to_string(), ns.clone())]),
                 },
             );
             state.local_queues.insert(

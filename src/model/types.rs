@@ -89,24 +89,7 @@ pub struct SelectorRequirement {
 
 impl SelectorRequirement {
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = labels.get(&self.key);
-        match self.operator.as_str() {
-            "In" => value.is_some_and(|v| self.values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !self.values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            "Gt" | "Lt" => {
-                let (Some(v), Some(bound)) = (value, self.values.first()) else {
-                    return false;
-                };
-                match (v.parse::<i64>(), bound.parse::<i64>()) {
-                    (Ok(v), Ok(b)) if self.operator == "Gt" => v > b,
-                    (Ok(v), Ok(b)) => v < b,
-                    _ => false,
-                }
-            }
-            _ => false,
-        }
+        self.matches_value(labels.get(&self.key).map(String::as_str))
     }
 }
 
@@ -120,10 +103,7 @@ pub struct LabelSelector {
 
 impl LabelSelector {
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels
-            .iter()
-            .all(|(k, v)| labels.get(k) == Some(v))
-            && self.match_expressions.iter().all(|r| r.matches(labels))
+        self.matches_with(|k| labels.get(k).map(String::as_str))
     }
 
     pub fn is_empty(&self) -> bool {

@@ -1,8 +1,11 @@
-//! Simulated time: a shared clock the store stamps objects with, and the duration
-//! syntax of the scenario annotations (`"2h"`, `"90m"`, `"1h30m"`, `"30s"`, `"1d"`).
+//! Simulated time: the clock only the simulator moves. Everything else reads it through
+//! the one [`Clock`] type ([`SimClock::clock`]). The scenario annotations' durations
+//! (`"2h"`, `"90m"`, `"1h30m"`, `"30s"`, `"1d"`) are [`crate::duration`]'s syntax.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use crate::clock::Clock;
 
 /// The simulated clock, in milliseconds since the Unix epoch. Cloning shares it.
 ///
@@ -47,6 +50,12 @@ impl SimClock {
         self.now_ms.fetch_max(t, Ordering::SeqCst);
     }
 
+    /// A reader of this clock: what the object store, the source and the console take.
+    pub fn clock(&self) -> Clock {
+        let now = Arc::clone(&self.now_ms);
+        Clock::from_fn(move || ms_to_timestamp(now.load(Ordering::SeqCst)))
+    }
+
     /// Current simulated time as a timestamp.
     pub fn timestamp(&self) -> jiff::Timestamp {
         ms_to_timestamp(self.now_ms())
@@ -75,10 +84,7 @@ impl SimClock {
     }
 }
 
-/// A timestamp from ms since the epoch (clamped into jiff's range).
-pub fn ms_to_timestamp(ms: i64) -> jiff::Timestamp {
-    jiff::Timestamp::from_millisecond(ms).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-}
+pub use crate::clock::ms_to_timestamp;
 
 /// `ms` as Kubernetes prints times (second resolution, UTC).
 pub fn rfc3339(ms: i64) -> String {
@@ -94,68 +100,15 @@ pub fn format_offset(ms: i64) -> String {
     format!("{sign}{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
-/// Parses a duration such as `"2h"`, `"90m"`, `"1h30m"`, `"30s"`, `"1.5h"`, `"2d"`,
-/// `"500ms"` or `"0"` into milliseconds.
-pub fn parse_duration(text: &str) -> Result<i64, String> {
-    let s = text.trim();
-    if s.is_empty() {
-        return Err("empty duration (expected e.g. \"90m\", \"2h\", \"1h30m\")".into());
-    }
-    if s == "0" {
-        return Ok(0);
-    }
-    let bad = || {
-        format!(
-            "invalid duration {text:?} (expected e.g. \"30s\", \"90m\", \"2h\", \"1h30m\", \"1d\")"
-        )
-    };
-    let mut total = 0f64;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        if num_len == 0 {
-            return Err(bad());
-        }
-        let value: f64 = rest[..num_len].parse().map_err(|_| bad())?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let factor = match &rest[..unit_len] {
-            "ms" => 1.0,
-            "s" => 1_000.0,
-            "m" => 60_000.0,
-            "h" => 3_600_000.0,
-            "d" => 86_400_000.0,
-            _ => return Err(bad()),
-        };
-        rest = &rest[unit_len..];
-        total += value * factor;
-    }
-    if !total.is_finite() || total > 1e15 {
-        return Err(bad());
-    }
-    Ok(total.round() as i64)
-}
+/// The scenario annotations' durations: the one syntax of [`crate::duration`].
+pub use crate::duration::parse_duration_ms as parse_duration;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("2h"), Ok(7_200_000));
-        assert_eq!(parse_duration("90m"), Ok(5_400_000));
-        assert_eq!(parse_duration("1h30m"), Ok(5_400_000));
-        assert_eq!(parse_duration("30s"), Ok(30_000));
-        assert_eq!(parse_duration("1.5h"), Ok(5_400_000));
-        assert_eq!(parse_duration("0"), Ok(0));
-        assert_eq!(parse_duration("0m"), Ok(0));
-        assert!(parse_duration("10").is_err());
-        assert!(parse_duration("h").is_err());
-        assert!(parse_duration("5x").is_err());
+    fn offsets() {
         assert_eq!(format_offset(4_210_000), "+01:10:10");
         assert_eq!(format_offset(7 * 86_400_000), "+168:00:00");
     }

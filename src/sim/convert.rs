@@ -18,8 +18,9 @@ use serde_json::{Map, Value, json};
 
 use super::resources::{KUEUE_GROUP, ResourceDef};
 
-const WPC_SOURCE: &str = "kueue.x-k8s.io/workloadpriorityclass";
-const PC_SOURCE: &str = "scheduling.k8s.io/priorityclass";
+use crate::model::well_known::{
+    PRIORITY_CLASS_SOURCE as PC_SOURCE, WORKLOAD_PRIORITY_CLASS_SOURCE as WPC_SOURCE,
+};
 
 /// Converts an object sent by a client at `version` into the storage version.
 pub fn to_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {

@@ -80,8 +80,7 @@ impl fmt::Display for ResourceKey {
     }
 }
 
-/// The Kueue API group.
-pub const KUEUE_GROUP: &str = "kueue.x-k8s.io";
+pub use crate::model::well_known::KUEUE_GROUP;
 
 /// One served resource.
 #[derive(Debug)]

@@ -13,14 +13,13 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::clock::parse_duration;
 use super::convert;
 use super::resources::{self, ResourceDef, ResourceKey};
 use crate::model::Origin;
-use crate::model::parse::{Loader, ParseError};
+use crate::model::parse::{Loader, ParseError, split_documents};
 
 /// Annotation: when (after the start) a scenario object appears.
 pub const AT_ANNOTATION: &str = "sim.gangplank.io/at";
@@ -105,16 +104,10 @@ impl Scenario {
         Ok(s)
     }
 
-    /// Adds every document of `text`.
+    /// Adds every document of `text` (multi-document YAML or JSON, split by the
+    /// model's splitter as `gangplank plan -f` reads files).
     pub fn add_str(&mut self, source: &str, text: &str) -> Result<(), ParseError> {
-        for (document, de) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
-            let value = Value::deserialize(de).map_err(|e| ParseError {
-                source: source.to_string(),
-                document: Some(document),
-                object: None,
-                path: None,
-                message: format!("invalid YAML: {e}"),
-            })?;
+        for (document, value) in split_documents(source, text)?.into_iter().enumerate() {
             self.add_value(source, document, value, 0)?;
         }
         Ok(())

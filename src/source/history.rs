@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Timestamp as Ms, Workload};
 
 /// Annotation naming who approved a gangplank action that caused the eviction.
-pub const APPROVED_BY_ANNOTATION: &str = "gangplank.io/approved-by";
+pub use crate::model::well_known::APPROVED_BY_ANNOTATION;
 
 /// How many records a snapshot carries.
 const RECENT: usize = 500;

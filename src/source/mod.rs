@@ -11,7 +11,6 @@
 //! The console gets snapshots with [`SourceHandle::snapshots`] and plans with
 //! [`replan::spawn`]; headless commands use [`SourceHandle::wait_synced`].
 
-pub mod clock;
 pub mod connect;
 pub mod drift;
 pub mod history;
@@ -32,6 +31,8 @@ use kube::{Api, Client};
 use tokio::sync::{mpsc, watch as chan};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
 
 pub use connect::{ClusterArgs, USER_AGENT_VALUE, client_config, connect};
 pub use history::{EvictionRecord, HistoryLog, default_history_path, read_history};
@@ -78,7 +79,7 @@ pub struct SourceOptions {
     /// Objects per list page.
     pub page_size: u32,
     /// "Now" for snapshots and sync states: the wall clock, or the simulator's.
-    pub clock: clock::Clock,
+    pub clock: Clock,
 }
 
 impl Default for SourceOptions {
@@ -90,7 +91,7 @@ impl Default for SourceOptions {
             watch_timeout_secs: 60,
             list_stall: Duration::from_secs(60),
             page_size: 500,
-            clock: clock::Clock::wall(),
+            clock: Clock::wall(),
         }
     }
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::resources::{RawObject, ResourceKind};
 use crate::model::parse::{Loader, QUEUE_NAME_LABEL};
+use crate::model::well_known;
 use crate::model::*;
 
 /// Where live objects say they came from.
@@ -158,8 +159,8 @@ fn trim(kind: ResourceKind, body: &mut Value) {
             meta.remove("managedFields");
             if let Some(labels) = meta.get_mut("labels").and_then(Value::as_object_mut) {
                 labels.retain(|k, _| {
-                    k.starts_with("kueue.x-k8s.io/")
-                        || crate::doctor::context::JOB_NAME_LABELS.contains(&k.as_str())
+                    k.starts_with(well_known::KUEUE_PREFIX)
+                        || well_known::JOB_NAME_LABELS.contains(&k.as_str())
                 });
             }
         }
@@ -193,9 +194,10 @@ fn take_item(kind: ResourceKind, mut st: ClusterState, priority_missing: bool) -
     })
 }
 
-/// Whether a resource name is a GPU (`nvidia.com/gpu`, `amd.com/gpu`, …).
+/// Whether a resource name is an accelerator (`nvidia.com/gpu`, `amd.com/gpu`,
+/// `aws.amazon.com/neuron`, …: [`well_known::is_accelerator`]).
 pub fn is_gpu_resource(name: &str) -> bool {
-    name.ends_with("/gpu") || name.contains("gpu")
+    well_known::is_accelerator(name)
 }
 
 /// Pods the console needs: Kueue's (a queue-name or any `kueue.x-k8s.io/` label),
@@ -203,7 +205,9 @@ pub fn is_gpu_resource(name: &str) -> bool {
 /// their node has GPUs). Pending pods of other controllers are dropped here.
 fn pod_is_relevant(p: &Pod) -> bool {
     p.labels.contains_key(QUEUE_NAME_LABEL)
-        || p.labels.keys().any(|k| k.starts_with("kueue.x-k8s.io/"))
+        || p.labels
+            .keys()
+            .any(|k| k.starts_with(well_known::KUEUE_PREFIX))
         || p.requests.keys().any(|r| is_gpu_resource(r))
         || p.node_name.is_some()
 }

@@ -16,8 +16,7 @@ use kube::core::DynamicResourceScope;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-/// The Kueue API group.
-pub const KUEUE_GROUP: &str = "kueue.x-k8s.io";
+pub use crate::model::well_known::KUEUE_GROUP;
 
 /// One watched resource type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

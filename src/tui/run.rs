@@ -26,7 +26,7 @@ use super::msg::{ActionAccess, ActionRequest, Effect, Msg, Prompt, ViewId};
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::views::view;
-use crate::source::clock::Clock;
+use crate::clock::Clock;
 
 /// How to run the console.
 pub struct RunOptions {

@@ -14,10 +14,6 @@ impl Drop for Killed {
     }
 }
 
-fn have(cmd: &str, arg: &str) -> bool {
-    Command::new(cmd).arg(arg).output().is_ok()
-}
-
 fn tmux(socket: &str, args: &[&str]) -> String {
     let out = Command::new("tmux")
         .arg("-L")
@@ -45,8 +41,7 @@ fn wait_screen(socket: &str, what: &str, secs: u64, pred: impl Fn(&str) -> bool)
 
 #[test]
 fn openssh_viewer_sees_the_live_queues_read_only() {
-    if !have("tmux", "-V") || !have("ssh", "-V") || !have("ssh-keygen", "--help") {
-        eprintln!("tmux or OpenSSH is missing: skipping the SSH end-to-end test");
+    if !crate::support_tools::require_openssh_and_tmux("the SSH end-to-end test") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,7 @@
 //! Integration tests of the e2e area, in one test binary to keep link time and disk small.
 
+#[path = "../support_tools/mod.rs"]
+mod support_tools;
 #[path = "../tmux_support/mod.rs"]
 mod tmux_support;
 

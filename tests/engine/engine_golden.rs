@@ -11,7 +11,7 @@
 //! cycle, and only in the last), a simulator run through `schedule_cycle`
 //! (`Debug` of every outcome) and `propose_preemption` for some pending workloads.
 //!
-//! To re-record after an intended behaviour change: `GANGPLANK_BLESS=1 cargo test --test engine_golden`.
+//! To re-record after an intended behaviour change: `GANGPLANK_BLESS=1 cargo test --test engine engine_golden`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

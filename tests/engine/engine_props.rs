@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use gangplank::engine::testing::*;
 use gangplank::engine::{PlanOptions, SchedulerMemory, plan, schedule_cycle};
 use gangplank::model::{
-    ClusterState, Condition, ConditionStatus, ReclaimWithinCohort as R, WithinClusterQueue as W,
+    ClusterState, Condition, ConditionStatus, Loader, ReclaimWithinCohort as R,
+    WithinClusterQueue as W,
 };
 use proptest::prelude::*;
 
@@ -101,6 +102,59 @@ fn build(cqs: &[CqSpec], wls: &[WlSpec], late: bool) -> ClusterState {
             .pod_set("main", i32::from(w.count), &[("cpu", &w.cpu.to_string())]));
     }
     b.build()
+}
+
+/// The cluster of `build(cqs, wls, true)` as manifest documents (YAML text), one object
+/// each, as a user's files would hold them.
+fn manifests(cqs: &[CqSpec], wls: &[WlSpec]) -> Vec<String> {
+    let mut docs = vec![
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}\n".to_string(),
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: default}\n"
+            .to_string(),
+    ];
+    for (i, c) in cqs.iter().enumerate() {
+        let mut quota = format!("{{name: cpu, nominalQuota: \"{}\"", c.nominal);
+        if let Some(b) = c.borrowing {
+            quota.push_str(&format!(", borrowingLimit: \"{b}\""));
+        }
+        if let Some(l) = c.lending {
+            quota.push_str(&format!(", lendingLimit: \"{l}\""));
+        }
+        quota.push('}');
+        let cohort = c
+            .cohort
+            .map_or(String::new(), |co| format!("  cohortName: co{co}\n"));
+        let within = ["Never", "LowerPriority", "LowerOrNewerEqualPriority"][c.within as usize];
+        let reclaim = ["Never", "LowerPriority", "Any"][c.reclaim as usize];
+        docs.push(format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: cq{i}}}\nspec:\n\
+             {cohort}  namespaceSelector: {{}}\n  preemption: {{withinClusterQueue: {within}, reclaimWithinCohort: {reclaim}}}\n\
+               resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: default, resources: [{quota}]}}]\n"
+        ));
+        docs.push(format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: lq{i}, namespace: ns}}\nspec: {{clusterQueue: cq{i}}}\n"
+        ));
+    }
+    for (i, w) in wls.iter().enumerate() {
+        // An explicit creation time: without one the parser numbers objects in document
+        // order (its documented fallback), which is exactly what must not matter here.
+        docs.push(format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: w{i:02}, namespace: ns, \
+             creationTimestamp: \"2026-01-01T00:00:{i:02}Z\"}}\nspec:\n  queueName: lq{}\n  priority: {}\n\
+               podSets:\n  - name: main\n    count: {}\n    template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"{}\"}}}}}}]}}}}\n",
+            w.cq, w.prio, w.count, w.cpu
+        ));
+    }
+    docs
+}
+
+/// Parses documents as one multi-document YAML file.
+fn parse_documents(docs: &[String]) -> ClusterState {
+    let mut loader = Loader::new();
+    loader
+        .add_str("shuffled.yaml", &docs.join("---\n"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", docs.join("---\n")));
+    loader.finish()
 }
 
 /// (victim, victim cq, victim priority, preemptor, preemptor cq, preemptor priority, reason)
@@ -270,21 +324,17 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let wls: Vec<WlSpec> = raw.into_iter().map(|mut w| { w.cq %= cqs.len() as u8; w }).collect();
-        let a = build(&cqs, &wls, true);
-        // rebuild the same state inserting workloads and queues in a shuffled order
-        let mut b = ClusterState::default();
-        let mut items: Vec<_> = a.workloads.clone().into_iter().collect();
+        // The same manifests as text, parsed in document order and in a shuffled order.
+        let docs = manifests(&cqs, &wls);
+        let mut shuffled = docs.clone();
         let mut s = seed | 1;
-        for i in (1..items.len()).rev() {
+        for i in (1..shuffled.len()).rev() {
             s ^= s << 13; s ^= s >> 7; s ^= s << 17;
-            items.swap(i, (s % (i as u64 + 1)) as usize);
+            shuffled.swap(i, (s % (i as u64 + 1)) as usize);
         }
-        for (k, w) in items { b.workloads.insert(k, w); }
-        let mut qs: Vec<_> = a.cluster_queues.clone().into_iter().collect();
-        qs.reverse();
-        for (k, q) in qs { b.cluster_queues.insert(k, q); }
-        b.local_queues = a.local_queues.clone();
-        b.resource_flavors = a.resource_flavors.clone();
+        let a = parse_documents(&docs);
+        let b = parse_documents(&shuffled);
+        prop_assert_eq!(a.workloads.len(), wls.len());
         let o = PlanOptions { now: 5, ..Default::default() };
         let ja = serde_json::to_string(&plan(&a, &o)).unwrap();
         let jb = serde_json::to_string(&plan(&b, &o)).unwrap();

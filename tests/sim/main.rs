@@ -1,5 +1,8 @@
 //! Integration tests of the sim area, in one test binary to keep link time and disk small.
 
+#[path = "../support_tools/mod.rs"]
+mod support_tools;
+
 mod sim_api_convert;
 mod sim_api_faults;
 mod sim_api_kube;
@@ -9,4 +12,5 @@ mod sim_cluster_live;
 mod sim_cluster_seed;
 mod sim_cluster_simulate_cli;
 mod sim_kubectl_cluster;
+mod sim_pod_sizing;
 mod sim_tutorial_kubectl;

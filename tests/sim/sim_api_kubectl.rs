@@ -1,5 +1,6 @@
 //! Real `kubectl` (v1.32) against the simulator's API server.
 
+use crate::support_tools::require_kubectl;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -15,25 +16,6 @@ struct Kubectl {
     kubeconfig: PathBuf,
     cache: PathBuf,
     dir: tempfile::TempDir,
-}
-
-fn kubectl_present() -> bool {
-    let ok = std::process::Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        // CI must run these tests: a missing kubectl there is a failure, not a skip.
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "kubectl is required under CI=true but was not found on PATH"
-        );
-        eprintln!("SKIPPED: kubectl not found on PATH");
-    }
-    ok
 }
 
 impl Kubectl {
@@ -158,7 +140,7 @@ status:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_apply_get_patch_delete() {
-    if !kubectl_present() {
+    if !require_kubectl("the kubectl API tests") {
         return;
     }
     let (server, k) = start().await;
@@ -379,7 +361,7 @@ async fn kubectl_apply_get_patch_delete() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_apply_without_validation_and_server_side() {
-    if !kubectl_present() {
+    if !require_kubectl("the kubectl API tests") {
         return;
     }
     let (server, k) = start().await;
@@ -435,7 +417,7 @@ async fn kubectl_apply_without_validation_and_server_side() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_get_watch_sees_new_pytorchjob() {
-    if !kubectl_present() {
+    if !require_kubectl("the kubectl API tests") {
         return;
     }
     let (server, k) = start().await;
@@ -493,7 +475,7 @@ async fn wait_for_line(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_auth_can_i_and_whoami_follow_the_fault_rules() {
-    if !kubectl_present() {
+    if !require_kubectl("the kubectl API tests") {
         return;
     }
     let (server, k) = start().await;

@@ -3,6 +3,7 @@
 //! queue label run by the default scheduler path (taints respected, no Kueue quota),
 //! `get --watch -o wide`, `delete --cascade=foreground` and event field selectors.
 
+use crate::support_tools::require_kubectl;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -13,23 +14,6 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 const DEADLINE: Duration = Duration::from_secs(60);
-
-fn kubectl_present() -> bool {
-    let ok = std::process::Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "kubectl is required under CI=true but was not found on PATH"
-        );
-        eprintln!("SKIPPED: kubectl not found on PATH");
-    }
-    ok
-}
 
 struct Kubectl {
     kubeconfig: PathBuf,
@@ -107,7 +91,7 @@ const HUGE_DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_cap_objects_and_unknown_fields_are_refused_and_the_server_keeps_serving() {
-    if !kubectl_present() {
+    if !require_kubectl("the kubectl cluster tests") {
         return;
     }
     let (sim, k) = start(60.0).await;
@@ -194,7 +178,7 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_without_a_queue_label_runs_through_the_default_scheduler() {
-    if !kubectl_present() {
+    if !require_kubectl("the kubectl cluster tests") {
         return;
     }
     // 10 story minutes at 120x: 5 s.

@@ -13,6 +13,7 @@
 //! observes states, each with a deadline (slow enough that the boss still runs while
 //! the preemption is inspected, even on a loaded machine).
 
+use crate::support_tools::require_kubectl;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,24 +30,6 @@ impl Drop for Server {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn kubectl_present() -> bool {
-    let ok = Command::new("kubectl")
-        .args(["version", "--client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        // CI must run these tests: a missing kubectl there is a failure, not a skip.
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "kubectl is required under CI=true but was not found on PATH"
-        );
-        eprintln!("SKIPPED: kubectl not found on PATH");
-    }
-    ok
 }
 
 struct Kubectl {
@@ -139,7 +122,7 @@ fn repo(path: &str) -> PathBuf {
 
 #[test]
 fn tutorial_replay_with_kubectl() {
-    if !kubectl_present() {
+    if !require_kubectl("the tutorial replay") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,9 @@
 //! The real OpenSSH client against the server (demo app), on 127.0.0.1 only.
 //! Interactive runs happen inside tmux; the pane is polled with a deadline.
-//! Skipped (with a message) when `ssh`, `ssh-keygen` or `tmux` is missing.
+//! Skipped (with a message) when `ssh`, `ssh-keygen` or `tmux` is missing; failed
+//! under `CI=true`.
 
+use crate::support_tools::require_openssh_and_tmux;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 use std::sync::Arc;
@@ -13,22 +15,6 @@ use tokio::process::Command;
 use tokio::time::Instant;
 
 const DEADLINE: Duration = Duration::from_secs(30);
-
-fn have(tool: &str) -> bool {
-    StdCommand::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-fn tools_present() -> bool {
-    let ok = have("ssh") && have("ssh-keygen") && have("tmux");
-    if !ok {
-        eprintln!("skipping: ssh, ssh-keygen or tmux not installed");
-    }
-    ok
-}
 
 fn keygen(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
@@ -133,7 +119,7 @@ impl Drop for Tmux {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openssh_client_sees_demo_screen_and_q_quits() {
-    if !tools_present() {
+    if !require_openssh_and_tmux("the OpenSSH client tests") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -179,7 +165,7 @@ async fn ssh_batch(args: Vec<String>) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openssh_wrong_key_and_password_are_refused() {
-    if !tools_present() {
+    if !require_openssh_and_tmux("the OpenSSH client tests") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

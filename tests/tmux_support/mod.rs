@@ -12,8 +12,7 @@ pub struct Tmux {
 
 impl Tmux {
     pub fn start(width: u16, height: u16) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            eprintln!("tmux is not installed: skipping the end-to-end console test");
+        if !crate::support_tools::require_tool("tmux", &["-V"], "the end-to-end console tests") {
             return None;
         }
         // One tmux server per test: tests of one binary run in parallel in one process.

@@ -1,6 +1,6 @@
 //! docs/console.md embeds generated text: the keys table (from the keymap), the theme
 //! roles, the default config and a screenshot. This test fails when they drift;
-//! `UPDATE_DOCS=1 cargo test --test tui_docs` rewrites them.
+//! `UPDATE_DOCS=1 cargo test --test tui tui_docs` rewrites them.
 
 use crate::tui_fixture;
 

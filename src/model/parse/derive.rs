@@ -6,12 +6,7 @@ use std::sync::Arc;
 
 use crate::model::types::*;
 
-/// Label (or legacy annotation) naming a job's LocalQueue.
-pub const QUEUE_NAME_LABEL: &str = "kueue.x-k8s.io/queue-name";
-/// Label naming a job's WorkloadPriorityClass.
-pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
-/// Label Kueue puts on a Workload with its job's uid.
-pub const JOB_UID_LABEL: &str = "kueue.x-k8s.io/job-uid";
+pub use crate::model::well_known::{JOB_UID_LABEL, PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL};
 /// WorkloadPriorityClass applied to jobs without the label (WorkloadPriorityClassDefaulting).
 pub const DEFAULT_WORKLOAD_PRIORITY_CLASS: &str = "default";
 

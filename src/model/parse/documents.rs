@@ -8,7 +8,7 @@ use super::error::ParseError;
 
 /// Decodes every document of `text`. Empty documents come back as `Value::Null` so that
 /// document indices match the `---` separators a human counts.
-pub(crate) fn split_documents(source: &str, text: &str) -> Result<Vec<Value>, ParseError> {
+pub fn split_documents(source: &str, text: &str) -> Result<Vec<Value>, ParseError> {
     let looks_json = source.ends_with(".json")
         || text
             .trim_start_matches('\u{feff}')

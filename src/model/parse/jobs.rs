@@ -7,10 +7,11 @@ use super::notes::Notes;
 use super::podspec::{TemplateNotes, pod_set_from_template};
 use super::value::At;
 use super::workload::{MATCH_FIELDS, RUNTIME_CLASS, TOPOLOGY_REQUEST, conditions};
+use serde_json::Value;
+
 use crate::model::types::*;
 
-/// Annotation giving a batch Job's minimum parallelism for partial admission.
-pub(crate) const MIN_PARALLELISM: &str = "kueue.x-k8s.io/job-min-parallelism";
+use crate::model::well_known::JOB_MIN_PARALLELISM_ANNOTATION as MIN_PARALLELISM;
 
 /// Note for replica types Kueue does not turn into pod sets.
 pub(crate) const IGNORED_REPLICA: &str =
@@ -18,7 +19,7 @@ pub(crate) const IGNORED_REPLICA: &str =
 
 /// The replica-spec field and Kueue's ordered replica types of a Kubeflow job kind
 /// (`OrderedReplicaTypes` in Kueue's kubeflow integrations). `None` for other kinds.
-pub(crate) fn kubeflow_replicas(kind: &str) -> Option<(&'static str, &'static [&'static str])> {
+pub fn kubeflow_replicas(kind: &str) -> Option<(&'static str, &'static [&'static str])> {
     Some(match kind {
         "PyTorchJob" => ("pytorchReplicaSpecs", &["Master", "Worker"]),
         "TFJob" => (
@@ -87,6 +88,72 @@ fn empty_info(
     }
 }
 
+/// One pod set of a job before it is read: Kueue's name for it, its pod count and its
+/// pod template.
+struct PodSetSource<'v> {
+    name: String,
+    count: i32,
+    template: At<'v>,
+}
+
+/// Kueue's pod sets of a job, in Kueue's order (`JobSet`: one per replicated job;
+/// Kubeflow: the known replica types in `OrderedReplicaTypes`; other kinds: none).
+fn pod_set_sources<'v>(kind: &str, spec: &At<'v>) -> FieldResult<Vec<PodSetSource<'v>>> {
+    let mut out = Vec::new();
+    match kind {
+        "Job" => out.push(PodSetSource {
+            name: "main".into(),
+            count: job_pod_count(spec)?,
+            template: spec.req("template")?,
+        }),
+        "JobSet" => {
+            for rj in spec.opt_list("replicatedJobs")? {
+                let replicas = rj.opt_count("replicas")?.unwrap_or(1);
+                let job_spec = rj.req("template")?.req("spec")?;
+                out.push(PodSetSource {
+                    name: rj.req_str("name")?.to_string(),
+                    count: replicas.saturating_mul(job_pod_count(&job_spec)?),
+                    template: job_spec.req("template")?,
+                });
+            }
+        }
+        _ => {
+            let Some((field, ordered)) = kubeflow_replicas(kind) else {
+                return Ok(out);
+            };
+            let replica_specs = spec.req(field)?;
+            for replica_type in ordered {
+                let Some(rs) = replica_specs.opt(replica_type)? else {
+                    continue;
+                };
+                out.push(PodSetSource {
+                    name: replica_type.to_lowercase(),
+                    count: rs.opt_count("replicas")?.unwrap_or(1),
+                    template: rs.req("template")?,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Kueue's pod sets of a job object of `kind` as (name, count, pod template), in
+/// Kueue's order: what a Workload's `spec.podSets` holds. The simulator builds its
+/// Workloads and pods from these, so it reads a job as the engine does. Errors name
+/// the field.
+pub fn job_pod_templates(kind: &str, job: &Value) -> Result<Vec<(String, i32, Value)>, String> {
+    let root = At::root(job, "");
+    root.req("spec")
+        .and_then(|spec| pod_set_sources(kind, &spec))
+        .map(|sources| {
+            sources
+                .into_iter()
+                .map(|s| (s.name, s.count, s.template.v.clone()))
+                .collect()
+        })
+        .map_err(|e| format!("{}: {}", e.path, e.message))
+}
+
 /// Reads a job of a supported kind. `fallback_timestamp` is used when the manifest has
 /// no `metadata.creationTimestamp`.
 pub(crate) fn job(
@@ -102,35 +169,27 @@ pub(crate) fn job(
     let subject = format!("{kind}/{}/{}", info.namespace, meta.name);
     let spec = root.req("spec")?;
     let status = root.opt("status")?;
+    for source in pod_set_sources(kind, &spec)? {
+        let (ps, t) = pod_set_from_template(&source.name, source.count, &source.template)?;
+        record_template_notes(notes, t, &subject);
+        info.pod_sets.push(ps);
+    }
     match kind {
         "Job" => {
-            let (mut ps, t) =
-                pod_set_from_template("main", job_pod_count(&spec)?, &spec.req("template")?)?;
-            record_template_notes(notes, t, &subject);
             if let Some(text) = meta.annotations.get(MIN_PARALLELISM) {
                 let md = root
                     .req("metadata")?
                     .req("annotations")?
                     .req(MIN_PARALLELISM)?;
-                ps.min_count = Some(
+                info.pod_sets[0].min_count = Some(
                     text.parse::<i32>()
                         .map_err(|_| md.err(format!("expected an integer, found {text:?}")))?,
                 );
             }
-            info.pod_sets.push(ps);
             info.suspended = spec.opt_bool("suspend")?.unwrap_or(false);
             info.finished = any_condition_true(status, &["Complete", "Failed"])?;
         }
         "JobSet" => {
-            for rj in spec.opt_list("replicatedJobs")? {
-                let name = rj.req_str("name")?;
-                let replicas = rj.opt_count("replicas")?.unwrap_or(1);
-                let job_spec = rj.req("template")?.req("spec")?;
-                let count = replicas.saturating_mul(job_pod_count(&job_spec)?);
-                let (ps, t) = pod_set_from_template(name, count, &job_spec.req("template")?)?;
-                record_template_notes(notes, t, &subject);
-                info.pod_sets.push(ps);
-            }
             info.suspended = spec.opt_bool("suspend")?.unwrap_or(false);
             info.finished = any_condition_true(status, &["Completed", "Failed"])?;
         }
@@ -138,24 +197,10 @@ pub(crate) fn job(
             let Some((field, ordered)) = kubeflow_replicas(kind) else {
                 return Ok(info);
             };
-            let replica_specs = spec.req(field)?;
-            for (replica_type, _) in replica_specs.entries()? {
+            for (replica_type, _) in spec.req(field)?.entries()? {
                 if !ordered.contains(&replica_type) {
                     notes.note(IGNORED_REPLICA, format!("{subject} {replica_type}"));
                 }
-            }
-            for replica_type in ordered {
-                let Some(rs) = replica_specs.opt(replica_type)? else {
-                    continue;
-                };
-                let count = rs.opt_count("replicas")?.unwrap_or(1);
-                let (ps, t) = pod_set_from_template(
-                    &replica_type.to_lowercase(),
-                    count,
-                    &rs.req("template")?,
-                )?;
-                record_template_notes(notes, t, &subject);
-                info.pod_sets.push(ps);
             }
             if let Some(run_policy) = spec.opt("runPolicy")? {
                 info.suspended = run_policy.opt_bool("suspend")?.unwrap_or(false);

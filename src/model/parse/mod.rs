@@ -38,7 +38,10 @@ pub use derive::{
     DEFAULT_WORKLOAD_PRIORITY_CLASS, DerivedPriority, JOB_UID_LABEL, PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL, finalize, job_priority, job_queue_name, workload_from_job,
 };
+pub use documents::split_documents;
 pub use error::ParseError;
+pub use jobs::{job_pod_templates, kubeflow_replicas};
+pub use podspec::pod_scheduling;
 
 use crate::model::types::*;
 use error::FieldError;

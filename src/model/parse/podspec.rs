@@ -9,6 +9,7 @@ use crate::model::quantity::Quantity;
 use crate::model::types::{
     NodeAffinity, PodSet, ResourceList, SelectorRequirement, Taint, Toleration,
 };
+use crate::model::well_known::TOPOLOGY_ANNOTATIONS as TAS_ANNOTATIONS;
 
 /// Pod-level `spec.resources` may only set these (Kubernetes `IsSupportedPodLevelResource`).
 fn pod_level_supported(resource: &str) -> bool {
@@ -156,13 +157,6 @@ pub(crate) struct TemplateNotes {
     pub runtime_class_without_overhead: bool,
 }
 
-const TAS_ANNOTATIONS: [&str; 4] = [
-    "kueue.x-k8s.io/podset-required-topology",
-    "kueue.x-k8s.io/podset-preferred-topology",
-    "kueue.x-k8s.io/podset-unconstrained-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology",
-];
-
 /// Builds a pod set from a pod template (`metadata` + `spec`).
 pub(crate) fn pod_set_from_template(
     name: &str,
@@ -192,6 +186,18 @@ pub(crate) fn pod_set_from_template(
             .filter(|s| !s.is_empty()),
     };
     Ok((pod_set, notes))
+}
+
+/// The scheduling view of one pod: a Pod object or a pod template (`metadata` +
+/// `spec`) read as a pod set of one pod, with its effective requests (init containers,
+/// restartable sidecars, pod-level resources and overhead, as [`pod_requests`]), node
+/// selector, required node affinity and tolerations. The simulator's scheduler places
+/// pods by it, so a pod is sized the same there as in the engine. Errors name the
+/// field (`spec.containers[0].resources.requests.cpu: …`).
+pub fn pod_scheduling(pod: &serde_json::Value) -> Result<PodSet, String> {
+    pod_set_from_template("", 1, &At::root(pod, ""))
+        .map(|(pod_set, _)| pod_set)
+        .map_err(|e| format!("{}: {}", e.path, e.message))
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ fn priority_class_ref(spec: &At) -> FieldResult<Option<PriorityClassRef>> {
             "priorityClassSource",
             &[
                 (
-                    "kueue.x-k8s.io/workloadpriorityclass",
+                    crate::model::well_known::WORKLOAD_PRIORITY_CLASS_SOURCE,
                     PriorityClassKind::WorkloadPriorityClass,
                 ),
                 (

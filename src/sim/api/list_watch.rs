@@ -16,7 +16,7 @@ use super::crds;
 use super::errors::ApiError;
 use super::paging::{Cursor, ListSnapshot};
 use super::routes::{Params, ResourceRequest};
-use super::selectors::{FieldSelector, LabelSelector};
+use super::selectors::{FieldSelector, LabelSelector, labels_match};
 use super::table::{self, TableRequest};
 use crate::sim::convert;
 use crate::sim::store::{EventType, StoreError, StoreEvent, object_namespace, parse_rv};
@@ -103,7 +103,7 @@ impl Filter {
         self.namespace
             .as_deref()
             .is_none_or(|ns| object_namespace(obj) == Some(ns))
-            && self.labels.matches(obj)
+            && labels_match(&self.labels, obj)
             && self.fields.matches(obj)
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use super::Shared;
 use super::errors::ApiError;
 use super::routes::{Params, ResourceRequest};
-use super::selectors::{FieldSelector, LabelSelector};
+use super::selectors::{FieldSelector, LabelSelector, labels_match};
 use crate::sim::convert;
 use crate::sim::patch::{self, PatchKind};
 use crate::sim::resources::ResourceDef;
@@ -474,7 +474,7 @@ pub(crate) fn delete_collection(
     for obj in snap
         .items
         .iter()
-        .filter(|o| labels.matches(o) && fields.matches(o))
+        .filter(|o| labels_match(&labels, o) && fields.matches(o))
     {
         let name = object_name(obj).unwrap_or_default();
         let ns = crate::sim::store::object_namespace(obj);

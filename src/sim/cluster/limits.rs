@@ -14,6 +14,8 @@
 
 use serde_json::Value;
 
+use crate::model::parse::kubeflow_replicas;
+
 /// The caps (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimLimits {
@@ -66,18 +68,6 @@ fn counts<'a>(kind: &str, obj: &'a Value) -> Vec<(String, &'a Value)> {
             out.extend(at("parallelism").map(|v| ("spec.parallelism".to_string(), v)));
             out.extend(at("completions").map(|v| ("spec.completions".to_string(), v)));
         }
-        "PyTorchJob" | "TFJob" | "MPIJob" => {
-            let field = match kind {
-                "PyTorchJob" => "pytorchReplicaSpecs",
-                "TFJob" => "tfReplicaSpecs",
-                _ => "mpiReplicaSpecs",
-            };
-            for (t, r) in at(field).and_then(Value::as_object).into_iter().flatten() {
-                if let Some(v) = r.get("replicas") {
-                    out.push((format!("spec.{field}.{t}.replicas"), v));
-                }
-            }
-        }
         "Workload" => {
             for (i, ps) in at("podSets")
                 .and_then(Value::as_array)
@@ -90,7 +80,15 @@ fn counts<'a>(kind: &str, obj: &'a Value) -> Vec<(String, &'a Value)> {
                 }
             }
         }
-        _ => {}
+        _ => {
+            // Kubeflow jobs: every replica type's count (the model's replica tables).
+            let field = kubeflow_replicas(kind).map_or("", |(field, _)| field);
+            for (t, r) in at(field).and_then(Value::as_object).into_iter().flatten() {
+                if let Some(v) = r.get("replicas") {
+                    out.push((format!("spec.{field}.{t}.replicas"), v));
+                }
+            }
+        }
     }
     out
 }

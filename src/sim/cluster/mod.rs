@@ -219,7 +219,7 @@ impl SimCluster {
         store.set_uid_seed(0x5eed_9a9e_0000_0000 ^ options.start_ms as u64);
         let clock = SimClock::new(options.start_ms);
         let c = clock.clone();
-        store.set_clock(move || c.timestamp());
+        store.set_clock(c.clock());
         let sub = store
             .subscribe(None, None)
             .expect("a fresh subscription cannot be expired");

@@ -1,14 +1,15 @@
 //! Node bookkeeping for the simulated scheduler: allocatable and requested
 //! resources per node, and first-fit placement (by node name) honouring node
-//! selectors and NoSchedule/NoExecute taints. Quantities are in milli-units.
+//! selectors, required node affinity and NoSchedule/NoExecute taints. A pod is sized
+//! by the model's parser ([`pod_scheduling`]), as the engine sizes it: init
+//! containers, restartable sidecars, pod-level resources and overhead included.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use serde_json::json;
-
-use crate::model::{Node, Quantity, Taint, Toleration};
+use crate::model::parse::pod_scheduling;
+use crate::model::{Node, PodSet, Quantity, ResourceList, Taint};
 use crate::sim::resources::ResourceKey;
 use crate::sim::store::UpdateScope;
 
@@ -45,16 +46,13 @@ impl SimCluster {
     }
 }
 
-/// Resources as (name → milli-units).
-pub(crate) type Milli = BTreeMap<String, i128>;
-
 #[derive(Debug, Default)]
 struct Slot {
     labels: BTreeMap<String, String>,
     taints: Vec<Taint>,
-    alloc: Milli,
-    used: Milli,
-    pods: i128,
+    alloc: ResourceList,
+    used: ResourceList,
+    pods: i64,
     schedulable: bool,
 }
 
@@ -62,17 +60,24 @@ struct Slot {
 #[derive(Debug, Default)]
 pub(crate) struct NodeIndex {
     nodes: BTreeMap<String, Slot>,
-    bound: HashMap<(String, String), (String, Milli)>,
+    bound: HashMap<(String, String), (String, ResourceList)>,
     /// Pods the simulated scheduler should place, in name order.
     pub unbound: BTreeSet<(String, String)>,
 }
 
-/// What placement needs from a pod spec.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct PodNeeds {
-    pub requests: Milli,
-    pub node_selector: BTreeMap<String, String>,
-    pub tolerations: Vec<Toleration>,
+/// What placement needs from a pod: the model's reading of it as one pod set, or why
+/// it could not be read (such a pod fits nowhere).
+#[derive(Debug, Clone)]
+pub(crate) struct PodNeeds(Result<PodSet, String>);
+
+impl PodNeeds {
+    /// The effective per-pod requests (empty when the spec could not be read).
+    pub fn requests(&self) -> ResourceList {
+        self.0
+            .as_ref()
+            .map(|p| p.requests.clone())
+            .unwrap_or_default()
+    }
 }
 
 impl NodeIndex {
@@ -81,11 +86,7 @@ impl NodeIndex {
         let slot = self.nodes.entry(node.name.clone()).or_default();
         slot.labels = node.labels.clone();
         slot.taints = node.taints.clone();
-        slot.alloc = node
-            .allocatable
-            .iter()
-            .map(|(k, q)| (k.clone(), q.milli()))
-            .collect();
+        slot.alloc = node.allocatable.clone();
         slot.schedulable = node.ready && !node.unschedulable;
     }
 
@@ -103,7 +104,7 @@ impl NodeIndex {
     pub fn find_fit(&self, needs: &PodNeeds) -> Option<String> {
         self.nodes
             .iter()
-            .find(|(_, s)| fits(s, needs))
+            .find(|(_, s)| misfit(s, needs).is_none())
             .map(|(n, _)| n.clone())
     }
 
@@ -111,6 +112,12 @@ impl NodeIndex {
     /// `0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) had
     /// untolerated taint {nvidia.com/gpu: present}.`
     pub fn no_fit_message(&self, needs: &PodNeeds) -> String {
+        if let Err(e) = &needs.0 {
+            return format!(
+                "0/{} nodes are available: invalid pod spec: {e}.",
+                self.nodes.len()
+            );
+        }
         let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
         for s in self.nodes.values() {
             if let Some(r) = misfit(s, needs) {
@@ -128,13 +135,13 @@ impl NodeIndex {
     }
 
     /// Accounts a pod on a node.
-    pub fn bind(&mut self, key: (String, String), node: &str, requests: Milli) {
+    pub fn bind(&mut self, key: (String, String), node: &str, requests: ResourceList) {
         if self.bound.contains_key(&key) {
             return;
         }
         if let Some(s) = self.nodes.get_mut(node) {
             for (r, q) in &requests {
-                *s.used.entry(r.clone()).or_default() += q;
+                *s.used.entry(r.clone()).or_default() += *q;
             }
             s.pods += 1;
         }
@@ -149,7 +156,7 @@ impl NodeIndex {
         };
         if let Some(s) = self.nodes.get_mut(&node) {
             for (r, q) in &req {
-                *s.used.entry(r.clone()).or_default() -= q;
+                *s.used.entry(r.clone()).or_default() -= *q;
             }
             s.pods -= 1;
         }
@@ -167,20 +174,24 @@ impl NodeIndex {
     }
 }
 
-fn fits(s: &Slot, needs: &PodNeeds) -> bool {
-    misfit(s, needs).is_none()
-}
-
 /// The first reason the pod does not fit the node, in kube-scheduler's words.
 fn misfit(s: &Slot, needs: &PodNeeds) -> Option<String> {
+    let pod = match &needs.0 {
+        Ok(pod) => pod,
+        Err(e) => return Some(format!("invalid pod spec: {e}")),
+    };
     if !s.schedulable {
         return Some("node(s) were unschedulable".into());
     }
-    if !needs
+    let selected = pod
         .node_selector
         .iter()
-        .all(|(k, v)| s.labels.get(k) == Some(v))
-    {
+        .all(|(k, v)| s.labels.get(k) == Some(v));
+    let affine = pod
+        .required_affinity
+        .as_ref()
+        .is_none_or(|a| a.matches(&s.labels));
+    if !selected || !affine {
         return Some("node(s) didn't match Pod's node affinity/selector".into());
     }
     let hard = |t: &&Taint| t.effect == "NoSchedule" || t.effect == "NoExecute";
@@ -188,7 +199,7 @@ fn misfit(s: &Slot, needs: &PodNeeds) -> Option<String> {
         .taints
         .iter()
         .filter(hard)
-        .find(|t| !needs.tolerations.iter().any(|tol| tol.tolerates(t)))
+        .find(|t| !pod.tolerations.iter().any(|tol| tol.tolerates(t)))
     {
         let value = t.value.as_deref().unwrap_or("");
         return Some(format!(
@@ -197,107 +208,23 @@ fn misfit(s: &Slot, needs: &PodNeeds) -> Option<String> {
         ));
     }
     if let Some(max) = s.alloc.get("pods")
-        && (s.pods + 1) * 1000 > *max
+        && Quantity::from_units(s.pods + 1) > *max
     {
         return Some("Too many pods".into());
     }
-    needs
-        .requests
+    pod.requests
         .iter()
         .find(|(r, q)| {
-            **q > 0 && {
-                let alloc = s.alloc.get(*r).copied().unwrap_or(0);
-                let used = s.used.get(*r).copied().unwrap_or(0);
+            **q > Quantity::ZERO && {
+                let alloc = s.alloc.get(*r).copied().unwrap_or_default();
+                let used = s.used.get(*r).copied().unwrap_or_default();
                 used + **q > alloc
             }
         })
         .map(|(r, _)| format!("Insufficient {r}"))
 }
 
-/// A quantity in a manifest (string or number) in milli-units.
-pub(crate) fn qty_milli(v: &Value) -> Option<i128> {
-    let q = match v {
-        Value::String(s) => Quantity::parse(s).ok()?,
-        Value::Number(n) => Quantity::parse(&n.to_string()).ok()?,
-        _ => return None,
-    };
-    Some(q.milli())
-}
-
-fn container_requests(c: &Value) -> Milli {
-    let mut out = Milli::new();
-    let res = c.get("resources");
-    // The API server defaults missing requests from limits.
-    for field in ["limits", "requests"] {
-        if let Some(m) = res.and_then(|r| r.get(field)).and_then(Value::as_object) {
-            for (k, v) in m {
-                if let Some(q) = qty_milli(v) {
-                    out.insert(k.clone(), q);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Effective requests of a pod spec: sum of containers, at least each init
-/// container's (sidecars and overhead are not modelled).
-pub(crate) fn pod_requests(spec: &Value) -> Milli {
-    let mut total = Milli::new();
-    for c in spec
-        .get("containers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        for (k, v) in container_requests(c) {
-            *total.entry(k).or_default() += v;
-        }
-    }
-    for c in spec
-        .get("initContainers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        for (k, v) in container_requests(c) {
-            let e = total.entry(k).or_default();
-            *e = (*e).max(v);
-        }
-    }
-    total
-}
-
-/// Tolerations of a pod spec.
-pub(crate) fn tolerations(spec: &Value) -> Vec<Toleration> {
-    let s = |t: &Value, k: &str| t.get(k).and_then(Value::as_str).map(str::to_string);
-    spec.get("tolerations")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|t| Toleration {
-            key: s(t, "key"),
-            operator: s(t, "operator"),
-            value: s(t, "value"),
-            effect: s(t, "effect"),
-        })
-        .collect()
-}
-
-/// What placement needs from a pod object.
+/// What placement needs from a pod object, read by the model's parser.
 pub(crate) fn pod_needs(pod: &Value) -> PodNeeds {
-    let spec = pod.get("spec").unwrap_or(&Value::Null);
-    PodNeeds {
-        requests: pod_requests(spec),
-        node_selector: spec
-            .get("nodeSelector")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        tolerations: tolerations(spec),
-    }
+    PodNeeds(pod_scheduling(pod))
 }

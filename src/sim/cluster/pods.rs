@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::model::parse::QUEUE_NAME_LABEL;
+use crate::model::well_known::{self as wk, QUEUE_NAME_LABEL};
 use crate::sim::resources::ResourceKey;
 use crate::sim::store::{EventType, StoreEvent, UpdateScope};
 
@@ -150,7 +150,7 @@ impl SimCluster {
             Some(node) => {
                 if !self.nodes.is_bound(&key) {
                     let needs = pod_needs(obj);
-                    self.nodes.bind(key, node, needs.requests);
+                    self.nodes.bind(key, node, needs.requests());
                 }
             }
             None => {
@@ -201,7 +201,7 @@ impl SimCluster {
                 pod["spec"]["nodeName"] = json!(node);
                 set_running(&mut pod, &node, &now);
                 // Account before the create so the next pod sees the usage.
-                self.nodes.bind(key.clone(), &node, needs.requests);
+                self.nodes.bind(key.clone(), &node, needs.requests());
                 match self.create(&ResourceKey::PODS, pod) {
                     Some(p) => self.record_pod_started(&p, &node),
                     None => {
@@ -253,7 +253,16 @@ impl SimCluster {
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default(),
-            None => raw_pod_sets(kind, job),
+            None => match raw_pod_sets(kind, job) {
+                Ok(sets) => sets,
+                Err(e) => {
+                    self.warn(format!(
+                        "{} {}/{}: {e}; no pods created",
+                        kind.kind, j.ns, j.name
+                    ));
+                    return 0;
+                }
+            },
         };
         let psas = wl
             .and_then(|w| w.pointer("/status/admission/podSetAssignments"))
@@ -333,16 +342,16 @@ impl SimCluster {
                 if let Some(q) = &queue {
                     labels[QUEUE_NAME_LABEL] = json!(q);
                 }
-                if kind.replicas.is_some() {
-                    labels["training.kubeflow.org/job-name"] = json!(j.name);
-                    labels["training.kubeflow.org/replica-type"] = json!(ps_name);
-                    labels["training.kubeflow.org/replica-index"] = json!(i.to_string());
-                    labels["training.kubeflow.org/operator-name"] =
+                if kind.is_kubeflow() {
+                    labels[wk::KUBEFLOW_JOB_NAME_LABEL] = json!(j.name);
+                    labels[wk::KUBEFLOW_REPLICA_TYPE_LABEL] = json!(ps_name);
+                    labels[wk::KUBEFLOW_REPLICA_INDEX_LABEL] = json!(i.to_string());
+                    labels[wk::KUBEFLOW_OPERATOR_NAME_LABEL] =
                         json!(format!("{}-controller", kind.kind.to_lowercase()));
                 } else {
-                    labels["batch.kubernetes.io/job-name"] = json!(j.name);
-                    labels["job-name"] = json!(j.name);
-                    labels["batch.kubernetes.io/controller-uid"] = json!(uid);
+                    labels[wk::BATCH_JOB_NAME_LABEL] = json!(j.name);
+                    labels[wk::LEGACY_JOB_NAME_LABEL] = json!(j.name);
+                    labels[wk::BATCH_CONTROLLER_UID_LABEL] = json!(uid);
                 }
                 let mut pod = json!({
                     "apiVersion": "v1",
@@ -364,13 +373,13 @@ impl SimCluster {
                 });
                 if let Some(w) = wl {
                     pod["metadata"]["annotations"] =
-                        json!({"kueue.x-k8s.io/workload": json::name(w)});
+                        json!({wk::WORKLOAD_ANNOTATION: json::name(w)});
                 }
                 let pod_name = json::name(&pod).to_string();
                 if !self.create_pod(pod, Some(job)) {
                     return created;
                 }
-                let (reason, msg) = if kind.replicas.is_some() {
+                let (reason, msg) = if kind.is_kubeflow() {
                     ("SuccessfulCreatePod", format!("Created pod: {pod_name}"))
                 } else {
                     ("SuccessfulCreate", format!("Created pod: {pod_name}"))
@@ -413,7 +422,7 @@ impl SimCluster {
             let needs = pod_needs(&pod);
             match self.nodes.find_fit(&needs) {
                 Some(node) => {
-                    self.nodes.bind(key.clone(), &node, needs.requests);
+                    self.nodes.bind(key.clone(), &node, needs.requests());
                     let n = node.clone();
                     let bound =
                         self.write(&ResourceKey::PODS, &key.0, &key.1, UpdateScope::All, |o| {

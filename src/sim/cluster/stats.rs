@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::model::{ResourceList, well_known};
 use crate::sim::clock::format_offset;
 
 use super::{Run, SimCluster};
@@ -210,18 +211,17 @@ impl Stats {
         }
         let mut nominal: BTreeMap<String, f64> = BTreeMap::new();
         for (name, cq) in &c.mirror.state.cluster_queues {
-            let gpus: i128 = cq
+            let mut quota = ResourceList::new();
+            for r in cq
                 .resource_groups
                 .iter()
                 .flat_map(|rg| &rg.flavors)
                 .flat_map(|f| &f.resources)
-                .filter(|r| r.name.ends_with("/gpu"))
-                .map(|r| r.nominal.milli())
-                .sum();
-            nominal.insert(
-                name.clone(),
-                gpus as f64 / 1000.0 * span_ms as f64 / MS_PER_HOUR,
-            );
+            {
+                *quota.entry(r.name.clone()).or_default() += r.nominal;
+            }
+            let gpus = well_known::accelerator_units(&quota);
+            nominal.insert(name.clone(), gpus as f64 * span_ms as f64 / MS_PER_HOUR);
         }
         let total_nominal: f64 = nominal.values().sum();
         #[derive(Default)]

@@ -11,6 +11,7 @@
 //! never held across an `.await`. Simulated controllers call it directly; the HTTP
 //! server in [`super::api`] is a thin layer on top.
 
+use crate::clock::Clock;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -176,8 +177,6 @@ impl Default for StoreOptions {
     }
 }
 
-type Clock = Arc<dyn Fn() -> jiff::Timestamp + Send + Sync>;
-
 /// The shared, cloneable object store.
 #[derive(Clone)]
 pub struct ObjectStore {
@@ -317,15 +316,15 @@ impl ObjectStore {
                     uid_seed: seed,
                 }),
                 notify,
-                clock: Mutex::new(Arc::new(jiff::Timestamp::now)),
+                clock: Mutex::new(Clock::wall()),
                 millis: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
 
     /// Replaces the clock used for `creationTimestamp` (e.g. simulated time).
-    pub fn set_clock(&self, clock: impl Fn() -> jiff::Timestamp + Send + Sync + 'static) {
-        *lock(&self.inner.clock) = Arc::new(clock);
+    pub fn set_clock(&self, clock: Clock) {
+        *lock(&self.inner.clock) = clock;
     }
 
     /// Makes generated uids and `generateName` suffixes a function of `seed` and the
@@ -349,7 +348,7 @@ impl ObjectStore {
         } else {
             "%Y-%m-%dT%H:%M:%SZ"
         };
-        clock().strftime(format).to_string()
+        clock.now().strftime(format).to_string()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

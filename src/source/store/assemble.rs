@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::changes::{Changes, KindChanges};
 use crate::model::parse::finalize;
+use crate::model::well_known::KUEUE_PREFIX;
 use crate::model::{ClusterState, JobInfo, Pod, PriorityClassKind, WorkloadSource};
 use crate::source::objects::{Item, ObjKey, is_gpu_resource};
 use crate::source::resources::ResourceKind;
@@ -361,7 +362,7 @@ impl Assembler {
 /// Pods the state keeps: Kueue's, those requesting GPUs, and those not bound to a
 /// node known to have no GPU.
 fn keep_pod(st: &ClusterState, p: &Pod) -> bool {
-    let kueue = p.labels.keys().any(|k| k.starts_with("kueue.x-k8s.io/"));
+    let kueue = p.labels.keys().any(|k| k.starts_with(KUEUE_PREFIX));
     let gpu = p.requests.keys().any(|r| is_gpu_resource(r));
     let on_gpu_node = p.node_name.as_ref().is_none_or(|n| {
         st.nodes

@@ -15,6 +15,8 @@
 
 mod assemble;
 mod changes;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -427,14 +429,14 @@ pub struct PublishOptions {
     /// Minimum time between snapshots (coalescing window).
     pub min_interval: Duration,
     /// "Now" of events and snapshots.
-    pub clock: super::clock::Clock,
+    pub clock: crate::clock::Clock,
 }
 
 impl Default for PublishOptions {
     fn default() -> Self {
         PublishOptions {
             min_interval: Duration::from_millis(200),
-            clock: super::clock::Clock::wall(),
+            clock: crate::clock::Clock::wall(),
         }
     }
 }

@@ -8,15 +8,20 @@ pub mod workloads;
 
 use crate::model::{Quantity, ResourceList};
 
-/// The resource the console counts as "GPUs".
-pub const GPU: &str = "nvidia.com/gpu";
+/// NVIDIA GPUs only: the Workloads rows still count this one resource; the Nodes and
+/// Queues rows count every accelerator ([`gpus`]).
+pub const GPU: &str = crate::model::well_known::NVIDIA_GPU;
 
 /// Whole GPUs in a quantity (rounded up; GPUs are integral anyway).
 pub fn gpus_of(q: Quantity) -> i64 {
     i64::try_from(q.units_ceil()).unwrap_or(i64::MAX)
 }
 
-/// Whole GPUs in a resource list.
+/// Accelerator devices ("GPUs") in a resource list: NVIDIA, AMD, Neuron, Gaudi, TPU,
+/// MIG slices ([`crate::model::well_known::accelerator_units`]).
 pub fn gpus(list: &ResourceList) -> i64 {
-    list.get(GPU).map_or(0, |q| gpus_of(*q))
+    crate::model::well_known::accelerator_units(list)
 }
+
+#[cfg(test)]
+mod accelerator_tests;

@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
+use super::gpus;
 use super::workloads::WlState;
-use super::{GPU, gpus_of};
 use crate::model::ClusterState;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -49,7 +49,7 @@ impl NodeTable {
                 WlState::Pending | WlState::Preempted | WlState::Evicted
             ) {
                 for ps in &wl.pod_sets {
-                    let g = ps.requests.get(GPU).map_or(0, |q| gpus_of(*q));
+                    let g = gpus(&ps.requests);
                     if largest_pending_pod.as_ref().is_none_or(|(m, _)| g > *m) && g > 0 {
                         largest_pending_pod = Some((g, wl.key()));
                     }
@@ -65,7 +65,7 @@ impl NodeTable {
             if matches!(pod.phase.as_str(), "Succeeded" | "Failed") {
                 continue;
             }
-            *used.entry(node).or_default() += pod.requests.get(GPU).map_or(0, |q| gpus_of(*q));
+            *used.entry(node).or_default() += gpus(&pod.requests);
             let owner = pod
                 .owner_references
                 .iter()
@@ -105,7 +105,7 @@ impl NodeTable {
                     flavor: flavors.join(","),
                     ready: n.ready,
                     unschedulable: n.unschedulable,
-                    gpu_allocatable: n.allocatable.get(GPU).map_or(0, |q| gpus_of(*q)),
+                    gpu_allocatable: gpus(&n.allocatable),
                     gpu_used: used.get(n.name.as_str()).copied().unwrap_or(0),
                     taints: taints.join(","),
                     workloads: placed.remove(n.name.as_str()).unwrap_or_default(),

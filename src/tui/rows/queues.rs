@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::GPU;
+use super::gpus;
 use super::workloads::WlState;
-use crate::model::{ClusterState, Quantity};
+use crate::model::{ClusterState, Quantity, ResourceList};
 
 /// Quota figures of one (flavor, resource) of a ClusterQueue.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,16 +96,15 @@ impl QueueTree {
                 held: cq.stop_policy != crate::model::StopPolicy::None,
                 ..CqSummary::default()
             };
+            let (mut used_total, mut nominal_total) = (ResourceList::new(), ResourceList::new());
             for fq in cq.resource_groups.iter().flat_map(|g| &g.flavors) {
                 for rq in &fq.resources {
                     let key = (fq.name.as_str(), rq.name.as_str());
                     let u = per.and_then(|p| p.get(&key)).copied().unwrap_or_default();
                     let free = rq.nominal.saturating_sub_zero(u);
                     let lend_cap = rq.lending_limit.unwrap_or(rq.nominal);
-                    if rq.name == GPU {
-                        s.gpu_used += u.units_ceil() as i64;
-                        s.gpu_nominal += rq.nominal.units_ceil() as i64;
-                    }
+                    *used_total.entry(rq.name.clone()).or_default() += u;
+                    *nominal_total.entry(rq.name.clone()).or_default() += rq.nominal;
                     s.quotas.push(QuotaFigures {
                         flavor: fq.name.clone(),
                         resource: rq.name.clone(),
@@ -117,6 +116,9 @@ impl QueueTree {
                     });
                 }
             }
+            // Every accelerator the queue covers, each device counted once.
+            s.gpu_used = gpus(&used_total);
+            s.gpu_nominal = gpus(&nominal_total);
             cq_index.insert(cq.name.clone(), tree.cqs.len());
             tree.cqs.push(s);
         }

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{AGE_DOC, NAME_DOC, age, col, human_duration, name, parse_ms};
+use crate::model::well_known::{LEGACY_NODE_ROLE_LABEL, NODE_ROLE_LABEL_PREFIX};
 use crate::sim::resources::ResourceDef;
 
 fn s<'a>(v: &'a Value, ptr: &str) -> &'a str {
@@ -231,10 +232,10 @@ fn node(o: &Value, n: Value, created: String) -> Vec<Value> {
         .into_iter()
         .flatten()
         .filter_map(|(k, v)| {
-            k.strip_prefix("node-role.kubernetes.io/")
+            k.strip_prefix(NODE_ROLE_LABEL_PREFIX)
                 .map(str::to_string)
                 .or_else(|| {
-                    (k == "kubernetes.io/role").then(|| v.as_str().unwrap_or("").to_string())
+                    (k == LEGACY_NODE_ROLE_LABEL).then(|| v.as_str().unwrap_or("").to_string())
                 })
         })
         .filter(|r| !r.is_empty())

@@ -1,7 +1,11 @@
-//! Where "now" comes from. A live cluster runs on the wall clock; the demo's simulated
-//! cluster stamps its objects with simulated time, which runs `--speed` times faster,
-//! so the source, the engine and the console must read the simulator's clock there or
-//! every age and wait would be wrong (creation times in the "future").
+//! Where "now" comes from: one [`Clock`] type for every reader of the time.
+//!
+//! A live cluster runs on the wall clock. The simulator keeps its own time
+//! ([`crate::sim::SimClock`], which only it moves) and hands out a [`Clock`] reading
+//! it: its object store stamps `creationTimestamp` with that clock, and in the demo the
+//! source, the engine and the console read the same one, or every age and wait would
+//! be wrong (creation times in the "future"). The engine and doctor never read a clock:
+//! they receive "now" as data.
 
 use std::fmt;
 use std::sync::Arc;
@@ -18,7 +22,7 @@ impl Clock {
         Clock(Arc::new(Timestamp::now))
     }
 
-    /// Any other clock, e.g. a simulator's.
+    /// Any other clock, e.g. a simulator's ([`crate::sim::SimClock::clock`]).
     pub fn from_fn(now: impl Fn() -> Timestamp + Send + Sync + 'static) -> Clock {
         Clock(Arc::new(now))
     }
@@ -43,6 +47,11 @@ impl fmt::Debug for Clock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Clock({})", self.now())
     }
+}
+
+/// A timestamp from ms since the epoch (clamped into jiff's range).
+pub fn ms_to_timestamp(ms: i64) -> Timestamp {
+    Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 #[cfg(test)]
