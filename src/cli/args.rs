@@ -252,6 +252,27 @@ pub struct SimArgs {
 pub enum SimCommand {
     /// Serve a simulated cluster to kubectl and gangplank until interrupted.
     Serve(SimServeArgs),
+    /// Write a generated cluster as real manifests (a JSON List or multi-document YAML)
+    /// to stdout, e.g. `gangplank sim generate --shape hyperpod --scale 8 -o json > dump.json`.
+    Generate(SimGenerateArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SimGenerateArgs {
+    /// flat (the seed's single ClusterQueue scaled up), hyperpod (cohorts with borrowing
+    /// and borrowWithinCohort) or hierarchical (a Cohort tree, three flavors).
+    #[arg(long, default_value = "hyperpod", value_parser = ["flat", "hyperpod", "hierarchical"])]
+    pub shape: String,
+    /// Size: 1 ≈ 800 objects (10 ClusterQueues, 50 nodes, 200 admitted + 500 pending
+    /// Workloads); 100 ≈ 78,000 (100 cohorts × 10 ClusterQueues, 5,000 nodes, 20,000 + 50,000).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub scale: u32,
+    /// json: one `kind: List` (as `kubectl get -o json`); yaml: one document per object.
+    #[arg(short = 'o', long, default_value = "json", value_parser = ["json", "yaml"])]
+    pub output: String,
+    /// Seed of the generator (sizes and priorities of the Workloads).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
 }
 
 #[derive(Debug, clap::Args)]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::args::{SimArgs, SimCommand, SimServeArgs};
+use super::args::{SimArgs, SimCommand, SimGenerateArgs, SimServeArgs};
 use crate::sim::api::FaultConfig;
 use crate::sim::cluster::{SimCluster, SimLimits, SimOptions};
 use crate::sim::live::{LiveOptions, LiveSim};
@@ -14,6 +14,30 @@ use crate::sim::simulate::check_limits;
 pub fn run(args: &SimArgs) -> Result<i32> {
     match &args.command {
         SimCommand::Serve(a) => serve(a),
+        SimCommand::Generate(a) => generate(a),
+    }
+}
+
+/// `gangplank sim generate`: a generated cluster's manifests on stdout.
+fn generate(args: &SimGenerateArgs) -> Result<i32> {
+    use crate::sim::generate::{Shape, ShapeKind, generate, to_json_list, to_yaml_documents};
+    use std::io::Write as _;
+    let kind = ShapeKind::parse(&args.shape).map_err(anyhow::Error::msg)?;
+    let shape = Shape {
+        seed: args.seed,
+        ..Shape::named(kind, args.scale as usize)
+    };
+    let objects = generate(&shape);
+    let bytes = match args.output.as_str() {
+        "yaml" => to_yaml_documents(&objects),
+        _ => to_json_list(&objects),
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(&bytes).and_then(|()| out.flush()) {
+        Ok(()) => Ok(0),
+        // A closed pipe (`| head`) ends quietly with SIGPIPE's code.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(141),
+        Err(e) => Err(e).context("cannot write to stdout"),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod api;
 pub mod clock;
 pub mod cluster;
 pub mod convert;
+pub mod generate;
 pub mod live;
 pub mod patch;
 pub mod resources;

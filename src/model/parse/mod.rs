@@ -242,12 +242,27 @@ impl Loader {
             }
             let list_api_version = root.opt_str("apiVersion").map_err(fail(object.clone()))?;
             let items = root.opt_list("items").map_err(fail(object.clone()))?;
-            for item in items {
-                // Items of a typed list (`PodList` from the API) may omit kind/apiVersion.
+            for (i, item) in items.iter().enumerate() {
+                // The item's path is built from its index: `At::path` would search the
+                // whole List for it (quadratic in the List's length).
+                let item_path = if path.is_empty() {
+                    format!("items[{i}]")
+                } else {
+                    format!("{path}.items[{i}]")
+                };
+                // Items of a typed list (`PodList` from the API) may omit kind/apiVersion;
+                // only those are copied to fill them in.
+                let needs_fill = kind != "List"
+                    && item.v.as_object().is_some_and(|m| {
+                        !m.contains_key("kind")
+                            || (list_api_version.is_some() && !m.contains_key("apiVersion"))
+                    });
+                if !needs_fill {
+                    self.add_object(origin, item.v, item_path, depth + 1)?;
+                    continue;
+                }
                 let mut owned = item.v.clone();
-                if let Value::Object(m) = &mut owned
-                    && kind != "List"
-                {
+                if let Value::Object(m) = &mut owned {
                     if !m.contains_key("kind") {
                         let item_kind = kind.trim_end_matches("List").to_string();
                         m.insert("kind".into(), Value::String(item_kind));
@@ -256,7 +271,7 @@ impl Loader {
                         m.insert("apiVersion".into(), Value::String(av.to_string()));
                     }
                 }
-                self.add_object(origin, &owned, item.path(), depth + 1)?;
+                self.add_object(origin, &owned, item_path, depth + 1)?;
             }
             return Ok(());
         }
