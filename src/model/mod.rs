@@ -2,6 +2,7 @@
 //!
 //! No I/O beyond reading the files a caller names, no clock, no async runtime.
 
+pub mod kueue_config;
 pub mod quantity;
 mod selector;
 pub mod synthetic;

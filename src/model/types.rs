@@ -533,6 +533,10 @@ pub struct ClusterState {
     pub workloads: BTreeMap<(String, String), Arc<Workload>>,
     /// Jobs seen in the input (for `doctor`: label checks), whether or not they have a Workload.
     pub jobs: Vec<JobInfo>,
+    /// Kueue's own configuration, when the input has it (the ConfigMap
+    /// `kueue-system/kueue-manager-config`, or `plan --kueue-config`); `None`: unknown,
+    /// the engine assumes Kueue's defaults and says so.
+    pub kueue_config: Option<crate::model::kueue_config::KueueConfig>,
     /// Things that were skipped or approximated while reading, in words.
     pub warnings: Vec<String>,
 }

@@ -283,6 +283,21 @@ impl Loader {
             .map_err(fail(object))
     }
 
+    /// Kueue's configuration ConfigMap (`model::kueue_config`); a bad one is an error
+    /// naming the field inside `controller_manager_config.yaml`.
+    fn kueue_config(&mut self, root: &At, origin: &Origin) -> Result<(), FieldError> {
+        let source = format!(
+            "ConfigMap {}/{} in {}",
+            crate::model::kueue_config::CONFIG_MAP_NAMESPACE,
+            crate::model::kueue_config::CONFIG_MAP_NAME,
+            origin.source
+        );
+        let cfg = crate::model::kueue_config::from_config_map(root.v, &source)
+            .map_err(|e| root.err(format!("{}: {}", e.field, e.message)))?;
+        self.state.kueue_config = Some(cfg);
+        Ok(())
+    }
+
     fn dispatch(
         &mut self,
         root: &At,
@@ -291,6 +306,9 @@ impl Loader {
         kind: &str,
     ) -> Result<(), FieldError> {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        if kind == "ConfigMap" && crate::model::kueue_config::is_kueue_config_map(root.v) {
+            return self.kueue_config(root, origin);
+        }
         let known = matches!(
             (group, kind),
             (

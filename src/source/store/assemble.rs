@@ -95,6 +95,7 @@ fn copy_of(base: &ClusterState, changes: &Changes) -> ClusterState {
         pods,
         workloads,
         jobs,
+        kueue_config,
         warnings: _,
     } = base;
     ClusterState {
@@ -112,6 +113,7 @@ fn copy_of(base: &ClusterState, changes: &Changes) -> ClusterState {
         pods: keep(rebuilt(ResourceKind::Pod), pods),
         workloads: keep(rebuilt(ResourceKind::Workload), workloads),
         jobs: jobs.clone(),
+        kueue_config: kueue_config.clone(),
         warnings: Vec::new(),
     }
 }
