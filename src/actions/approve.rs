@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::catalog::ActionKind;
 use super::executor::{ActionError, ObjRef, dry_run_refusal};
+use super::intent::{self, ApprovalIntent};
 use super::ops::preflight;
 use super::plan;
 use super::resolve::{resolve, rv};
@@ -272,6 +273,9 @@ pub struct ApproveOptions {
     pub eviction_deadline: Duration,
     /// Tests: stop after deactivating (as if the process were killed there).
     pub stop_after_deactivate: bool,
+    /// Tests: stop after recording the first victim's intent, before deactivating it
+    /// (as if the process were killed between the two writes).
+    pub stop_after_intent: bool,
 }
 
 impl Default for ApproveOptions {
@@ -279,6 +283,7 @@ impl Default for ApproveOptions {
         ApproveOptions {
             eviction_deadline: Duration::from_secs(120),
             stop_after_deactivate: false,
+            stop_after_intent: false,
         }
     }
 }
@@ -311,13 +316,64 @@ pub async fn wait_admission_cleared(
     }
 }
 
-/// Reactivates a victim and drops the intent annotations.
-pub async fn reactivate(actor: &Actor, obj: &ObjRef) -> Result<(), ActionError> {
-    // No resourceVersion precondition: Kueue bumps it with every status change while
-    // evicting, and the annotation is our own intent (reactivating an object whose
-    // intent we recorded is exactly what it asks for).
-    actor.exec.write(obj, &plan::reactivate(None)).await?;
-    Ok(())
+/// What [`reactivate_if_ours`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reactivation {
+    Reactivated,
+    /// The Workload no longer carries approval `id`'s intent as left by its
+    /// deactivation (an operator held or resumed it since): nothing written.
+    NotOurs {
+        reason: String,
+    },
+}
+
+/// Reactivates a victim and drops the intent, only while it still carries approval
+/// `id`'s intent exactly as the deactivation left it (see [`super::intent::decide`]).
+/// The write has the read's resourceVersion as precondition: Kueue bumps it with every
+/// status change while evicting, so a 409 re-reads and decides again.
+pub async fn reactivate_if_ours(
+    actor: &Actor,
+    obj: &ObjRef,
+    id: &str,
+    first_read: Option<Value>,
+) -> Result<Reactivation, ActionError> {
+    let mut cur = first_read;
+    for _ in 0..20 {
+        let o = match cur.take() {
+            Some(o) => o,
+            None => actor.exec.get(obj).await?,
+        };
+        match intent::decide(&o, jiff::Timestamp::now()) {
+            intent::Decision::Reactivate { intent } if intent.id == id => {}
+            intent::Decision::Reactivate { intent } => {
+                return Ok(Reactivation::NotOurs {
+                    reason: format!("it now carries approval {}'s intent", intent.id),
+                });
+            }
+            intent::Decision::Clear { reason, .. } => {
+                return Ok(Reactivation::NotOurs { reason });
+            }
+            intent::Decision::Skip => {
+                return Ok(Reactivation::NotOurs {
+                    reason: "its approval intent was removed (held or resumed by an operator)"
+                        .into(),
+                });
+            }
+        }
+        match actor
+            .exec
+            .write(obj, &plan::reactivate(rv(&o).as_deref()))
+            .await
+        {
+            Ok(_) => return Ok(Reactivation::Reactivated),
+            Err(ActionError::Conflict { .. }) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(ActionError::Other(format!(
+        "{} kept changing; gave up reactivating it after 20 conflicts",
+        obj.describe()
+    )))
 }
 
 /// Runs an approved plan (after the operator confirmed). Exactly one audit line.
@@ -340,6 +396,17 @@ pub async fn execute_approval(
         .map(|v| actor.exec.workload(&v.namespace, &v.name))
         .collect();
     let mut evicted: Vec<String> = Vec::new();
+    let mut left_held: Vec<String> = Vec::new();
+    let intent = ApprovalIntent {
+        id: intent::new_id(),
+        preemptor: plan.preemptor.clone(),
+        approved_by: actor.who.clone(),
+        at: jiff::Timestamp::now().to_string(),
+        deadline_seconds: opts.eviction_deadline.as_secs(),
+        expect_active: true,
+        generation: None,
+    };
+    rec.approval_id = Some(intent.id.clone());
     let result: Result<(&str, String), ActionError> = async {
         for o in &objs {
             preflight(actor, o).await?;
@@ -347,8 +414,7 @@ pub async fn execute_approval(
         // Dry-run every intent against the plan's resourceVersions first: a victim that
         // changed since the plan answers 409 here and nothing at all is written.
         for (v, o) in plan.victims.iter().zip(&objs) {
-            let body =
-                plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
+            let body = plan::record_intent(&intent, v.resource_version.as_deref());
             actor
                 .exec
                 .dry_run(o, &body)
@@ -366,17 +432,29 @@ pub async fn execute_approval(
             ));
         }
         for (v, o) in plan.victims.iter().zip(&objs) {
-            let body =
-                plan::record_intent(&plan.preemptor, &actor.who, v.resource_version.as_deref());
+            let body = plan::record_intent(&intent, v.resource_version.as_deref());
             let w = actor.exec.write(o, &body).await?;
+            if opts.stop_after_intent {
+                return Ok((
+                    "partial",
+                    format!("stopped after recording the intent on {}", v.key),
+                ));
+            }
+            // The spec change bumps generation by one; the intent records the result so
+            // recovery can tell this deactivation from any later hold.
+            let deactivated = ApprovalIntent {
+                expect_active: false,
+                generation: Some(intent::generation(&w.after) + 1),
+                ..intent.clone()
+            };
             if let Err(e) = actor
                 .exec
-                .write(o, &plan::hold(rv(&w.after).as_deref()))
+                .write(o, &plan::deactivate(&deactivated, rv(&w.after).as_deref()))
                 .await
             {
-                // The intent is on a victim that stays active: take it back so that a
-                // later, unrelated hold is never "recovered" into a reactivation.
-                let undo = actor.exec.write(o, &plan::clear_intent()).await;
+                // The intent is on a victim that stays active: take it back (recovery
+                // would remove it too, and never reactivates on its account).
+                let undo = actor.exec.write(o, &plan::clear_intent(None)).await;
                 return Err(ActionError::Other(format!(
                     "{e}; {} was not deactivated ({})",
                     v.key,
@@ -394,16 +472,26 @@ pub async fn execute_approval(
                 format!("stopped after deactivating {}", evicted.join(", ")),
             ));
         }
+        let mut last = Vec::new();
         for o in &objs {
-            wait_admission_cleared(actor, o, opts.eviction_deadline).await?;
+            last.push(wait_admission_cleared(actor, o, opts.eviction_deadline).await?);
         }
-        for o in &objs {
-            reactivate(actor, o).await?;
+        for (o, cur) in objs.iter().zip(last) {
+            if let Reactivation::NotOurs { reason } =
+                reactivate_if_ours(actor, o, &intent.id, Some(cur)).await?
+            {
+                left_held.push(format!("{} ({reason})", o.key()));
+            }
         }
+        let held = if left_held.is_empty() {
+            String::new()
+        } else {
+            format!("; left held, not reactivated: {}", left_held.join(", "))
+        };
         Ok((
             "done",
             format!(
-                "approved: evicted and requeued {}; Kueue admits {} first",
+                "approved: evicted and requeued {}; Kueue admits {} first{held}",
                 evicted.join(", "),
                 plan.preemptor
             ),
@@ -419,11 +507,14 @@ pub async fn execute_approval(
     match result {
         Err(e) if !evicted.is_empty() => {
             // Say exactly which victims were evicted: they carry the intent
-            // annotation, and recovery (any gangplank start) reactivates them.
+            // annotation, and recovery (any gangplank start before the intent's
+            // deadline) reactivates them.
             let msg = format!(
-                "{e}; already evicted: {} (they carry {} and are reactivated by recovery on the next gangplank start)",
+                "{e}; already evicted: {} (they carry {} {} and are reactivated by recovery on a gangplank start within {} s)",
                 evicted.join(", "),
-                super::catalog::REACTIVATE_ANNOTATION
+                intent::APPROVAL_ANNOTATION,
+                intent.id,
+                intent.deadline_seconds
             );
             rec.outcome = "partial".into();
             rec.message = msg;

@@ -45,6 +45,9 @@ pub struct AuditRecord {
     /// True when the executor was read-only.
     #[serde(default)]
     pub readonly: bool,
+    /// Approve and recover: the approval's id (its `gangplank.io/approval` intent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
 }
 
 /// Where the audit log goes by default: `audit.jsonl` in the XDG state dir.

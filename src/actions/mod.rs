@@ -19,6 +19,7 @@ pub mod audit;
 pub mod catalog;
 pub mod console;
 pub mod executor;
+pub mod intent;
 pub mod ops;
 pub mod permissions;
 pub mod plan;

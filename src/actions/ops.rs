@@ -62,7 +62,10 @@ pub async fn set_active(actor: &Actor, target: &str, want: bool) -> Outcome {
         let r = resolve(&actor.exec, target).await?;
         rec.target = r.workload.key();
         rec.before = json!({"active": active(&r.object)});
-        if active(&r.object) == want {
+        // Already in the wanted state and carrying no approval intent: nothing to do.
+        // With an intent, the write still happens: it removes the intent, so an
+        // operator's hold is never "recovered" into a reactivation.
+        if active(&r.object) == want && !super::intent::has_any(&r.object) {
             rec.dry_run = "skipped".into();
             return Ok((
                 "noop",
@@ -94,6 +97,15 @@ pub async fn set_active(actor: &Actor, target: &str, want: bool) -> Outcome {
                     "dry run: the apiserver accepts {} of {}",
                     kind.name(),
                     r.workload.describe()
+                ),
+            )
+        } else if active(&r.object) == want {
+            (
+                "done",
+                format!(
+                    "{} was already {}; its approval intent annotations were removed",
+                    r.workload.describe(),
+                    if want { "active" } else { "held" }
                 ),
             )
         } else if want {

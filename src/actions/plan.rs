@@ -5,7 +5,8 @@
 
 use serde_json::{Value, json};
 
-use super::catalog::{APPROVED_BY_ANNOTATION, PRIORITY_CLASS_LABEL, REACTIVATE_ANNOTATION};
+use super::catalog::PRIORITY_CLASS_LABEL;
+use super::intent::{ApprovalIntent, annotations_patch};
 
 /// Adds `metadata.resourceVersion` (the optimistic-concurrency precondition).
 fn with_rv(mut patch: Value, rv: Option<&str>) -> Value {
@@ -15,14 +16,22 @@ fn with_rv(mut patch: Value, rv: Option<&str>) -> Value {
     patch
 }
 
-/// Hold: `spec.active=false` (what `kueuectl stop workload` writes).
+/// Hold: `spec.active=false` (what `kueuectl stop workload` writes). An operator's
+/// hold supersedes any approval in flight: its intent annotations are removed, so
+/// neither the approval nor recovery ever reactivates the Workload.
 pub fn hold(rv: Option<&str>) -> Value {
-    with_rv(json!({"spec": {"active": false}}), rv)
+    with_rv(
+        json!({"spec": {"active": false}, "metadata": {"annotations": annotations_patch(None)}}),
+        rv,
+    )
 }
 
-/// Resume: `spec.active=true`.
+/// Resume: `spec.active=true`, approval intent annotations removed.
 pub fn resume(rv: Option<&str>) -> Value {
-    with_rv(json!({"spec": {"active": true}}), rv)
+    with_rv(
+        json!({"spec": {"active": true}, "metadata": {"annotations": annotations_patch(None)}}),
+        rv,
+    )
 }
 
 /// A queue's `spec.stopPolicy` (what `kueuectl stop|resume clusterqueue|localqueue`
@@ -45,14 +54,21 @@ pub fn workload_priority(value: i32, rv: Option<&str>) -> Value {
     with_rv(json!({"spec": {"priority": value}}), rv)
 }
 
-/// Approval step 1: record the intent on the victim before evicting it, so any
-/// gangplank instance can finish the job if this one dies.
-pub fn record_intent(preemptor: &str, approved_by: &str, rv: Option<&str>) -> Value {
+/// Approval step 1: record the intent on the victim before evicting it
+/// (`expect_active: true`), so any gangplank instance can tell an interrupted approval
+/// of its own from somebody else's hold (see [`super::intent`]).
+pub fn record_intent(intent: &ApprovalIntent, rv: Option<&str>) -> Value {
     with_rv(
-        json!({"metadata": {"annotations": {
-            REACTIVATE_ANNOTATION: preemptor,
-            APPROVED_BY_ANNOTATION: approved_by,
-        }}}),
+        json!({"metadata": {"annotations": annotations_patch(Some(intent))}}),
+        rv,
+    )
+}
+
+/// Approval step 2: `spec.active=false` and, in the same write, the intent saying so
+/// (`expect_active: false`, the generation this spec change gives the Workload).
+pub fn deactivate(intent: &ApprovalIntent, rv: Option<&str>) -> Value {
+    with_rv(
+        json!({"spec": {"active": false}, "metadata": {"annotations": annotations_patch(Some(intent))}}),
         rv,
     )
 }
@@ -62,16 +78,19 @@ pub fn record_intent(preemptor: &str, approved_by: &str, rv: Option<&str>) -> Va
 pub fn reactivate(rv: Option<&str>) -> Value {
     with_rv(
         json!({
-            "metadata": {"annotations": {REACTIVATE_ANNOTATION: null, APPROVED_BY_ANNOTATION: null}},
+            "metadata": {"annotations": annotations_patch(None)},
             "spec": {"active": true},
         }),
         rv,
     )
 }
 
-/// Takes back a recorded intent (the victim could not be deactivated).
-pub fn clear_intent() -> Value {
-    json!({"metadata": {"annotations": {REACTIVATE_ANNOTATION: null, APPROVED_BY_ANNOTATION: null}}})
+/// Removes the intent annotations and nothing else.
+pub fn clear_intent(rv: Option<&str>) -> Value {
+    with_rv(
+        json!({"metadata": {"annotations": annotations_patch(None)}}),
+        rv,
+    )
 }
 
 /// What `set-priority` was given: a class name or a number.
@@ -97,13 +116,24 @@ mod tests {
 
     #[test]
     fn bodies() {
-        assert_eq!(
-            hold(Some("7")),
-            json!({"spec": {"active": false}, "metadata": {"resourceVersion": "7"}})
+        use super::super::intent::APPROVAL_ANNOTATION;
+        let h = hold(Some("7"));
+        assert_eq!(h["spec"], json!({"active": false}));
+        assert_eq!(h["metadata"]["resourceVersion"], "7");
+        // A hold removes any approval intent (merge patch null).
+        assert!(
+            h["metadata"]["annotations"]
+                .as_object()
+                .unwrap()
+                .contains_key(APPROVAL_ANNOTATION)
         );
-        assert_eq!(resume(None), json!({"spec": {"active": true}}));
         assert_eq!(
-            reactivate(None)["metadata"]["annotations"][REACTIVATE_ANNOTATION],
+            h["metadata"]["annotations"][APPROVAL_ANNOTATION],
+            Value::Null
+        );
+        assert_eq!(resume(None)["spec"], json!({"active": true}));
+        assert_eq!(
+            reactivate(None)["metadata"]["annotations"][APPROVAL_ANNOTATION],
             Value::Null
         );
         assert_eq!(PriorityTarget::parse("12"), PriorityTarget::Value(12));

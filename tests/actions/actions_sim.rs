@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use gangplank::actions::approve::{ApproveOptions, execute_approval, plan_approval};
-use gangplank::actions::catalog::REACTIVATE_ANNOTATION;
+use gangplank::actions::intent::{APPROVAL_ANNOTATION, ApprovalIntent};
 use gangplank::actions::recovery::recover;
 use gangplank::actions::{Actor, ApprovalPolicy, AuditLog, PriorityTarget, read_audit};
 use gangplank::model::ClusterState;
@@ -583,7 +583,7 @@ async fn approve_evicts_the_two_shown_victims_and_they_run_again() {
         assert_eq!(admitted(&w), !victim, "{j}");
         assert_eq!(w["spec"]["active"], true, "{j} is reactivated");
         assert!(
-            w["metadata"]["annotations"][REACTIVATE_ANNOTATION].is_null(),
+            w["metadata"]["annotations"][APPROVAL_ANNOTATION].is_null(),
             "{j}: intent removed"
         );
     }
@@ -628,10 +628,15 @@ async fn recovery_completes_an_interrupted_approval() {
             .get(&ResourceKey::WORKLOADS, Some(&v.namespace), &v.name)
             .unwrap();
         assert_eq!(w["spec"]["active"], false);
-        assert_eq!(
-            w["metadata"]["annotations"][REACTIVATE_ANNOTATION],
-            plan.preemptor
-        );
+        let intent: ApprovalIntent = serde_json::from_str(
+            w["metadata"]["annotations"][APPROVAL_ANNOTATION]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(intent.preemptor, plan.preemptor);
+        assert!(!intent.expect_active);
+        assert_eq!(intent.generation, w["metadata"]["generation"].as_i64());
     }
     // A new gangplank instance starts and recovers.
     let fresh = env.actor(false).await;
@@ -643,7 +648,7 @@ async fn recovery_completes_an_interrupted_approval() {
             .get(&ResourceKey::WORKLOADS, Some(&v.namespace), &v.name)
             .unwrap();
         assert_eq!(w["spec"]["active"], true);
-        assert!(w["metadata"]["annotations"][REACTIVATE_ANNOTATION].is_null());
+        assert!(w["metadata"]["annotations"][APPROVAL_ANNOTATION].is_null());
     }
     wait_until("boss admitted", || {
         wl_of(&store, "nlp-team", "boss-urgent-llama-finetune").is_some_and(|w| admitted(&w))
@@ -654,6 +659,119 @@ async fn recovery_completes_an_interrupted_approval() {
     let lines = env.audit_lines();
     let actions: Vec<&str> = lines.iter().map(|l| l.action.as_str()).collect();
     assert_eq!(actions, ["approve", "recover", "recover"]);
+    env.sim.shutdown().await;
+}
+
+fn annotations_of(store: &ObjectStore, ns: &str, name: &str) -> (Value, Value) {
+    let w = store.get(&ResourceKey::WORKLOADS, Some(ns), name).unwrap();
+    (
+        w["spec"]["active"].clone(),
+        w["metadata"]["annotations"].clone(),
+    )
+}
+
+/// Issue #14 finding 1: approve dies between the intent patch and the deactivation,
+/// an operator then holds the victim with a plain patch (as kubectl would), and the next
+/// gangplank write (recovery, then an unrelated resume) must leave the hold standing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_intent_never_reverts_a_later_hold() {
+    let env = boss_waiting(600.0).await;
+    let store = env.store().clone();
+    let actor = env.actor(false).await;
+    let plan = approval_plan(&env, &actor).await;
+    let o = execute_approval(
+        &actor,
+        &plan,
+        &ApproveOptions {
+            stop_after_intent: true,
+            ..ApproveOptions::default()
+        },
+    )
+    .await;
+    assert!(o.ok, "{}", o.message);
+    let v = &plan.victims[0];
+    let (active, ann) = annotations_of(&store, &v.namespace, &v.name);
+    assert_eq!(active, true, "killed before the deactivation");
+    assert!(ann[APPROVAL_ANNOTATION].is_string(), "{ann}");
+    // An operator holds it, not through gangplank.
+    let obj = actor.exec.workload(&v.namespace, &v.name);
+    actor
+        .exec
+        .write(&obj, &json!({"spec": {"active": false}}))
+        .await
+        .unwrap();
+    // Any later gangplank write: recovery on start, then an unrelated resume.
+    let fresh = env.actor(false).await;
+    let done = recover(&fresh, DEADLINE).await.unwrap();
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!(done[0].record.outcome, "cleared");
+    assert!(
+        done[0].message.contains("hold stands"),
+        "{}",
+        done[0].message
+    );
+    let r = fresh.resume("nlp-team/bert-pretrain").await;
+    assert!(!r.message.contains(&v.name), "{}", r.message);
+    let (active, ann) = annotations_of(&store, &v.namespace, &v.name);
+    assert_eq!(active, false, "the operator's hold stands");
+    assert!(ann[APPROVAL_ANNOTATION].is_null(), "{ann}");
+    assert!(recover(&fresh, DEADLINE).await.unwrap().is_empty());
+    env.sim.shutdown().await;
+}
+
+/// After our deactivation, a resume and a new hold by someone else (the spec changed
+/// twice): recovery never reactivates. `gangplank hold` of a victim drops its intent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_leaves_a_hold_made_after_the_deactivation() {
+    let env = boss_waiting(600.0).await;
+    let store = env.store().clone();
+    let actor = env.actor(false).await;
+    let plan = approval_plan(&env, &actor).await;
+    let o = execute_approval(
+        &actor,
+        &plan,
+        &ApproveOptions {
+            stop_after_deactivate: true,
+            ..ApproveOptions::default()
+        },
+    )
+    .await;
+    assert!(o.ok, "{}", o.message);
+    let (a, b) = (&plan.victims[0], &plan.victims[1]);
+    let obj = actor.exec.workload(&a.namespace, &a.name);
+    for active in [true, false] {
+        actor
+            .exec
+            .write(&obj, &json!({"spec": {"active": active}}))
+            .await
+            .unwrap();
+    }
+    // The second victim: an operator holds it with gangplank (already inactive).
+    let h = actor.hold(&format!("{}/{}", b.namespace, b.name)).await;
+    assert!(h.ok, "{}", h.message);
+    assert_eq!(h.record.outcome, "done", "{}", h.message);
+    let (_, ann) = annotations_of(&store, &b.namespace, &b.name);
+    assert!(
+        ann[APPROVAL_ANNOTATION].is_null(),
+        "hold drops the intent: {ann}"
+    );
+    let fresh = env.actor(false).await;
+    let done = recover(&fresh, DEADLINE).await.unwrap();
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert!(
+        done[0].message.contains("spec changed"),
+        "{}",
+        done[0].message
+    );
+    for v in [a, b] {
+        let (active, ann) = annotations_of(&store, &v.namespace, &v.name);
+        assert_eq!(active, false, "{} stays held", v.key);
+        assert!(ann[APPROVAL_ANNOTATION].is_null(), "{ann}");
+    }
+    let lines = env.audit_lines();
+    let rec = lines.iter().find(|l| l.action == "recover").unwrap();
+    assert_eq!(rec.approval_id, lines[0].approval_id);
+    assert!(rec.approval_id.is_some());
     env.sim.shutdown().await;
 }
 
@@ -688,7 +806,7 @@ async fn stale_plan_conflicts_and_writes_nothing() {
             .get(&ResourceKey::WORKLOADS, Some(&v.namespace), &v.name)
             .unwrap();
         assert_eq!(w["spec"]["active"], true);
-        assert!(w["metadata"]["annotations"][REACTIVATE_ANNOTATION].is_null());
+        assert!(w["metadata"]["annotations"][APPROVAL_ANNOTATION].is_null());
         assert!(admitted(&w));
     }
     assert_eq!(
