@@ -46,16 +46,19 @@ fn demo_tells_the_seed_story_and_restores_the_terminal() {
     // operator sees is real ages: small (this test is minutes old at most), never
     // negative or `<invalid>`, bert (minute 0) at least as old as the boss (minute 10),
     // and no admitted job waited longer than it has existed.
-    assert!(
-        !screen.contains("<invalid>"),
-        "no invalid time:\n{screen}"
-    );
+    assert!(!screen.contains("<invalid>"), "no invalid time:\n{screen}");
     let bert = age_and_wait(&screen, "bert-pretrain");
     let boss = age_and_wait(&screen, "boss-urgent");
     for (name, (age, wait)) in [("bert-pretrain", bert), ("boss-urgent", boss)] {
-        assert!(age < 600, "{name} is {age}s old, more than this test has run:\n{screen}");
+        assert!(
+            age < 600,
+            "{name} is {age}s old, more than this test has run:\n{screen}"
+        );
         if let Some(wait) = wait {
-            assert!(wait <= age, "{name} waited {wait}s but is {age}s old:\n{screen}");
+            assert!(
+                wait <= age,
+                "{name} waited {wait}s but is {age}s old:\n{screen}"
+            );
         }
     }
     assert!(

@@ -518,7 +518,7 @@ fn emit(
     qs: &[Queue],
     out: &mut Vec<Value>,
 ) {
-    let with_job = g.n % shape.job_every.max(1) == 0;
+    let with_job = g.n.is_multiple_of(shape.job_every.max(1));
     if with_job {
         let (ns, lq, _) = &teams[g.team];
         out.push(job(shape, g, ns, lq));
