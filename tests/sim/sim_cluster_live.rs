@@ -40,7 +40,7 @@ async fn live_seed_runs_and_reacts_to_writes() {
     let sim = LiveSim::start(
         cluster,
         LiveOptions {
-            speed: 6000.0,
+            speed: 600.0,
             ..Default::default()
         },
     )
@@ -51,7 +51,8 @@ async fn live_seed_runs_and_reacts_to_writes() {
     sim.write_kubeconfig(&kc).unwrap();
     assert!(std::fs::read_to_string(&kc).unwrap().contains(&sim.url()));
     let store = sim.store().clone();
-    // 10 simulated minutes ≈ 0.1 s: the boss arrives and is admitted.
+    // 10 simulated minutes ≈ 1 s: the boss arrives and is admitted; it then runs for
+    // 6 s of wall time, long enough that the write below lands while it is admitted.
     wait_until("boss admitted", || {
         boss(&store).is_some_and(|w| admitted(&w))
     })
