@@ -16,6 +16,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::api::crds;
 use super::resources::{KUEUE_GROUP, ResourceDef};
 
 use crate::model::well_known::{
@@ -41,6 +42,10 @@ pub fn to_storage(def: &ResourceDef, version: &str, mut obj: Value) -> Value {
         }
     }
     set_type_meta(def, def.storage_version, &mut obj);
+    // As kube-apiserver does on every write of a custom resource.
+    if let Some(schema) = crds::schema(def.group, def.plural, def.storage_version) {
+        crds::defaulting::apply(schema, &mut obj);
+    }
     obj
 }
 
@@ -202,6 +207,17 @@ mod tests {
     use super::*;
     use crate::sim::resources::find;
 
+    /// What a v1beta1 client reads back: what it wrote plus the schema's defaults.
+    fn defaulted(mut v1: Value) -> Value {
+        let plural = match v1["kind"].as_str() {
+            Some("Workload") => "workloads",
+            _ => "clusterqueues",
+        };
+        let schema = crds::schema(KUEUE_GROUP, plural, "v1beta1").unwrap();
+        crds::defaulting::apply(schema, &mut v1);
+        v1
+    }
+
     #[test]
     fn cluster_queue_round_trip() {
         let def = find(KUEUE_GROUP, "clusterqueues").unwrap();
@@ -215,7 +231,7 @@ mod tests {
             stored["spec"]["flavorFungibility"]["whenCanBorrow"],
             json!("MayStopSearch")
         );
-        assert_eq!(from_storage(def, "v1beta1", stored.clone()), v1);
+        assert_eq!(from_storage(def, "v1beta1", stored.clone()), defaulted(v1));
         let v2 = from_storage(def, "v1beta2", stored.clone());
         assert_eq!(to_storage(def, "v1beta2", v2.clone()), stored);
     }
@@ -235,7 +251,7 @@ mod tests {
                 json!({"group":group,"kind":kind,"name":"high"})
             );
             assert!(stored["spec"].get("priorityClassName").is_none());
-            assert_eq!(from_storage(def, "v1beta1", stored), v1);
+            assert_eq!(from_storage(def, "v1beta1", stored), defaulted(v1));
         }
     }
 }

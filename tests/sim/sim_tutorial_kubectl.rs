@@ -223,6 +223,18 @@ fn tutorial_replay_with_kubectl() {
             && cq.lines().any(|l| l.starts_with("hyperpod-global-queue")),
         "{cq}"
     );
+    // The tutorial's ClusterQueue never sets a strategy: the API server defaults it, as
+    // Kueue's CRD says, and `-o wide` shows it with the admitted count.
+    let wide = k.run(&["get", "cq", "-o", "wide"]);
+    let row: Vec<&str> = wide
+        .lines()
+        .find(|l| l.starts_with("hyperpod-global-queue"))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert!(
+        wide.contains("STRATEGY") && row.contains(&"BestEffortFIFO") && row.last() == Some(&"4"),
+        "{wide}"
+    );
 
     k.apply(&repo("docs/tutorial/boss-job.yaml"));
     let boss = "boss-urgent-llama-finetune";

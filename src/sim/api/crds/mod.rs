@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 
 use crate::sim::resources::{self, KUEUE_GROUP};
 
+pub mod defaulting;
+
 const KUEUE_CRDS: &[&str] = &[
     include_str!("kueue.x-k8s.io_clusterqueues.json"),
     include_str!("kueue.x-k8s.io_cohorts.json"),
