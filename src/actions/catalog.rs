@@ -32,6 +32,14 @@ impl ActionKind {
         }
     }
 
+    /// The word the console uses for it (its key is "reprioritize").
+    pub fn console_word(self) -> &'static str {
+        match self {
+            ActionKind::SetPriority => "reprioritize",
+            other => other.name(),
+        }
+    }
+
     /// The permissions the action needs (checked with SelfSubjectAccessReview before
     /// anything is written).
     pub fn permissions(self) -> &'static [Permission<'static>] {

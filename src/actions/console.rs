@@ -1,5 +1,6 @@
-//! The console's action task: requests in from the console, confirmation prompts out,
-//! the operator's answers in, notices and Audit view rows out.
+//! The console's action task: one channel in ([`ConsoleRequest`]: requests and the
+//! operator's answers), one channel out ([`ActionEvent`]: prompts, notices, access,
+//! audit rows), in the vocabulary of [`super::protocol`].
 //!
 //! Each request is prepared (resolved, planned, permission-checked where the write
 //! depends on the target), its summary sent as a prompt (the console shows "press y
@@ -7,7 +8,7 @@
 //! one request at a time. Every attempt — cancelled, refused, done — leaves one audit
 //! line. See docs/actions.md.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -15,13 +16,14 @@ use tokio::sync::{mpsc, watch};
 
 use super::approve::{ApprovalPlan, execute_approval, plan_approval};
 use super::ops::{plan_set_priority, preflight};
+use super::protocol::{
+    ActionAccess, ActionEvent, ActionTarget, AuditRow, ConsoleRequest, PriorityChoice, Prompt,
+    PromptId,
+};
 use super::recovery::recover;
 use super::reprioritize;
 use super::{ActionKind, Actor, ApprovalPolicy, ApproveOptions, AuditLog, Outcome, PriorityTarget};
 use crate::source::{ClusterArgs, Snapshot};
-use crate::tui::{
-    ActionAccess, ActionKind as Key, ActionRequest, ActionTarget, AuditRow, PriorityChoice, Prompt,
-};
 
 /// The console's action settings (`--readonly`, `--audit-log`, `--approval-policy`).
 #[derive(Clone, Debug, Default)]
@@ -31,17 +33,18 @@ pub struct ConsoleActionSettings {
     pub policy: ApprovalPolicy,
 }
 
+/// How many earlier audit rows are sent at start (the console keeps 200).
+const AUDIT_ROWS_SENT: usize = 200;
+
 /// How long a prompt waits for the operator's answer before the action lapses.
 const CONFIRM_WINDOW: Duration = Duration::from_secs(120);
 
-/// The console's side of actions: requests in, notices out, audit rows into the feed.
+/// The console's side of actions: requests and answers in, events out.
 pub struct ConsoleActions {
-    pub requests: mpsc::UnboundedSender<ActionRequest>,
-    pub notices: mpsc::UnboundedReceiver<String>,
-    pub prompts: mpsc::UnboundedReceiver<Prompt>,
-    pub confirms: mpsc::UnboundedSender<bool>,
-    /// Where RBAC refuses the action keys' writes, sent once after start.
-    pub access: mpsc::UnboundedReceiver<ActionAccess>,
+    pub requests: mpsc::UnboundedSender<ConsoleRequest>,
+    /// Earlier audit rows first (read back from the audit log), then everything the
+    /// task reports, in order. Where RBAC refuses the writes is sent once after start.
+    pub events: mpsc::UnboundedReceiver<ActionEvent>,
     pub task: tokio::task::JoinHandle<()>,
 }
 
@@ -178,6 +181,7 @@ async fn prepare_priority(
     Ok((
         Prepared::SetPriority(target, to),
         Prompt {
+            id: 0,
             summary: format!("set {}", write.what),
             details,
         },
@@ -207,189 +211,292 @@ fn queue_prompt(
 }
 
 /// Starts the console's action task. Each request is prepared (resolved, planned),
-/// its summary sent as a confirmation prompt (the console shows "press y to confirm"),
-/// and run only when the operator answers `y`; one request at a time.
+/// its summary sent as a confirmation prompt with a fresh id (the console shows "press
+/// y to confirm"), and run only when the operator answers `y` to that prompt; one
+/// request at a time. Earlier audit rows are sent first.
 pub async fn spawn_console_actions(
     cluster: &ClusterArgs,
     settings: &ConsoleActionSettings,
     snapshots: watch::Receiver<Arc<Snapshot>>,
-    audit_rows: Arc<Mutex<Vec<AuditRow>>>,
-    poke: mpsc::UnboundedSender<()>,
 ) -> Result<ConsoleActions> {
     let audit = AuditLog::open_or_default(settings.audit_log.as_deref()).context("audit log")?;
+    let (event_tx, event_rx) = mpsc::unbounded_channel::<ActionEvent>();
     if let Some(p) = audit.path()
         && let Ok(old) = super::read_audit(p)
     {
-        let mut rows = audit_rows.lock().unwrap_or_else(|e| e.into_inner());
-        let skip = old.len().saturating_sub(200);
-        rows.extend(old.iter().skip(skip).map(audit_row));
+        let skip = old.len().saturating_sub(AUDIT_ROWS_SENT);
+        for r in old.iter().skip(skip) {
+            let _ = event_tx.send(ActionEvent::Audited(audit_row(r)));
+        }
     }
     let actor = Actor::connect(cluster, settings.readonly, false, audit).await?;
-    let (req_tx, mut req_rx) = mpsc::unbounded_channel::<ActionRequest>();
-    let (note_tx, note_rx) = mpsc::unbounded_channel::<String>();
-    let (prompt_tx, prompt_rx) = mpsc::unbounded_channel::<Prompt>();
-    let (confirm_tx, mut confirm_rx) = mpsc::unbounded_channel::<bool>();
-    let (access_tx, access_rx) = mpsc::unbounded_channel::<ActionAccess>();
+    let (req_tx, req_rx) = mpsc::unbounded_channel::<ConsoleRequest>();
     let policy = settings.policy.clone();
     let task = tokio::spawn(async move {
-        let push = |o: &Outcome| {
-            audit_rows
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(audit_row(&o.record));
-            let _ = poke.send(());
+        let mut task = ActionTask {
+            actor,
+            snapshots,
+            policy,
+            events: event_tx,
+            requests: req_rx,
+            next_prompt: 1,
         };
-        if let Ok(done) = recover(&actor, Duration::from_secs(30)).await {
+        task.run().await;
+    });
+    Ok(ConsoleActions {
+        requests: req_tx,
+        events: event_rx,
+        task,
+    })
+}
+
+/// The action task's state: one request at a time.
+struct ActionTask {
+    actor: Actor,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    policy: ApprovalPolicy,
+    events: mpsc::UnboundedSender<ActionEvent>,
+    requests: mpsc::UnboundedReceiver<ConsoleRequest>,
+    next_prompt: PromptId,
+}
+
+impl ActionTask {
+    fn notice(&self, text: String) {
+        let _ = self.events.send(ActionEvent::Notice(text));
+    }
+
+    fn audited(&self, o: &Outcome) {
+        let _ = self.events.send(ActionEvent::Audited(audit_row(&o.record)));
+    }
+
+    async fn run(&mut self) {
+        if let Ok(done) = recover(&self.actor, Duration::from_secs(30)).await {
             for o in done {
-                push(&o);
-                let _ = note_tx.send(o.message.clone());
+                self.audited(&o);
+                self.notice(o.message.clone());
             }
         }
         // Before offering actions: where will RBAC refuse them? (Only when the
         // cluster-wide review says no does this wait, for the first snapshot's
         // namespaces, and ask per namespace.)
-        if !actor.exec.is_readonly() {
-            let mut snaps = snapshots.clone();
-            let access = survey_access(&actor, &mut snaps, Duration::from_secs(10)).await;
+        if !self.actor.exec.is_readonly() {
+            let mut snaps = self.snapshots.clone();
+            let access = survey_access(&self.actor, &mut snaps, Duration::from_secs(10)).await;
             if let Some(why) = &access.everywhere {
-                let _ = note_tx.send(format!(
+                self.notice(format!(
                     "actions unavailable: you may not patch workloads ({why})"
                 ));
             } else if !access.namespaces.is_empty() {
                 let list: Vec<&str> = access.namespaces.keys().map(String::as_str).collect();
-                let _ = note_tx.send(format!(
+                self.notice(format!(
                     "actions unavailable in {}: you may not patch workloads there",
                     list.join(", ")
                 ));
             }
-            let _ = access_tx.send(access);
+            let _ = self.events.send(ActionEvent::Access(access));
         }
-        while let Some(req) = req_rx.recv().await {
-            let prepared: Result<(Prepared, Prompt), NotOffered> =
-                match (&req.kind, &req.target, &req.priority) {
-                    (Key::Hold, ActionTarget::Workload { namespace, name }, _) => {
-                        let t = format!("{namespace}/{name}");
-                        Ok((Prepared::Hold(t.clone()), format!("hold {t}").into()))
+        while let Some(msg) = self.requests.recv().await {
+            match msg {
+                ConsoleRequest::Run(req) => {
+                    if !self.handle(req).await {
+                        return;
                     }
-                    (Key::Resume, ActionTarget::Workload { namespace, name }, _) => {
-                        let t = format!("{namespace}/{name}");
-                        Ok((Prepared::Resume(t.clone()), format!("resume {t}").into()))
-                    }
-                    (Key::Approve, ActionTarget::Proposal { id }, _) => {
-                        let state = snapshots.borrow().state.clone();
-                        plan_approval(&actor, &state, id, &policy)
-                            .await
-                            .map(|p| {
-                                let summary = p.summary();
-                                (Prepared::Approve(Box::new(p)), summary.into())
-                            })
-                            .map_err(|e| e.to_string().into())
-                    }
-                    (
-                        Key::Reprioritize,
-                        ActionTarget::Workload { namespace, name },
-                        Some(choice),
-                    ) => {
-                        prepare_priority(&actor, &snapshots, format!("{namespace}/{name}"), choice)
-                            .await
-                    }
-                    (Key::Reprioritize, _, _) => {
-                        Err("choose a workload and a priority first".to_string().into())
-                    }
-                    (Key::Hold | Key::Resume, ActionTarget::ClusterQueue { name }, _) => {
-                        Ok(queue_prompt(
-                            "ClusterQueue",
-                            String::new(),
-                            name.clone(),
-                            req.kind == Key::Hold,
-                        ))
-                    }
-                    (Key::Hold | Key::Resume, ActionTarget::LocalQueue { namespace, name }, _) => {
-                        Ok(queue_prompt(
-                            "LocalQueue",
-                            namespace.clone(),
-                            name.clone(),
-                            req.kind == Key::Hold,
-                        ))
-                    }
-                    _ => Err("not supported for this selection".to_string().into()),
-                };
-            let (prep, prompt) = match prepared {
-                Ok(p) => p,
-                Err(n) => {
-                    if let Some((kind, target, outcome)) = n.audit {
-                        push(&actor.not_done(kind, &target, outcome, &n.why));
-                    }
-                    let _ = note_tx.send(format!("{}: {}", req.kind.name(), n.why));
-                    continue;
                 }
-            };
-            let (kind, target) = match &prep {
-                Prepared::Hold(t) => (ActionKind::Hold, t.clone()),
-                Prepared::Resume(t) => (ActionKind::Resume, t.clone()),
-                Prepared::Approve(p) => (ActionKind::Approve, p.preemptor.clone()),
-                Prepared::SetPriority(t, _) => (ActionKind::SetPriority, t.clone()),
-                Prepared::Queue(kind, ns, name, hold) => (
-                    if *hold {
-                        ActionKind::Hold
-                    } else {
-                        ActionKind::Resume
-                    },
-                    super::ops::queue_target(kind, ns, name),
-                ),
-            };
-            // Answers to an earlier, lapsed prompt must not confirm this one.
-            while confirm_rx.try_recv().is_ok() {}
-            if prompt_tx.send(prompt).is_err() {
-                return;
+                // An answer with no prompt up is a late answer to one that lapsed.
+                ConsoleRequest::Answer { .. } => {}
             }
-            let yes = matches!(
-                tokio::time::timeout(CONFIRM_WINDOW, confirm_rx.recv()).await,
-                Ok(Some(true))
-            );
-            if !yes {
-                let o = actor.cancelled(kind, &target, "cancelled by the operator");
-                push(&o);
-                continue;
-            }
-            let o = match prep {
-                Prepared::Hold(t) => actor.hold(&t).await,
-                Prepared::Resume(t) => actor.resume(&t).await,
-                Prepared::Approve(plan) => {
-                    execute_approval(&actor, &plan, &ApproveOptions::default()).await
-                }
-                Prepared::SetPriority(t, to) => actor.set_priority(&t, &to).await,
-                Prepared::Queue(kind, ns, name, hold) => {
-                    actor.set_queue_stop(kind, &ns, &name, hold).await
-                }
-            };
-            push(&o);
-            let _ = note_tx.send(if o.ok {
-                o.message.clone()
-            } else {
-                format!("failed: {}", o.message)
-            });
         }
-    });
-    Ok(ConsoleActions {
-        requests: req_tx,
-        notices: note_rx,
-        prompts: prompt_rx,
-        confirms: confirm_tx,
-        access: access_rx,
-        task,
-    })
+    }
+
+    /// One request: prepare, prompt, wait for the answer, execute. `false` when the
+    /// console is gone.
+    async fn handle(&mut self, req: super::protocol::ActionRequest) -> bool {
+        let prepared = self.prepare(&req).await;
+        let (prep, mut prompt) = match prepared {
+            Ok(p) => p,
+            Err(n) => {
+                if let Some((kind, target, outcome)) = n.audit {
+                    self.audited(&self.actor.not_done(kind, &target, outcome, &n.why));
+                }
+                self.notice(format!("{}: {}", req.kind.console_word(), n.why));
+                return true;
+            }
+        };
+        let (kind, target) = prep.kind_and_target();
+        prompt.id = self.next_prompt;
+        self.next_prompt += 1;
+        let id = prompt.id;
+        if self.events.send(ActionEvent::Prompt(prompt)).is_err() {
+            return false;
+        }
+        let yes = match tokio::time::timeout(CONFIRM_WINDOW, self.answer_to(id)).await {
+            Ok(Some(yes)) => yes,
+            Ok(None) => return false,
+            Err(_) => false,
+        };
+        if !yes {
+            let o = self
+                .actor
+                .cancelled(kind, &target, "cancelled by the operator");
+            self.audited(&o);
+            return true;
+        }
+        let actor = &self.actor;
+        let o = match prep {
+            Prepared::Hold(t) => actor.hold(&t).await,
+            Prepared::Resume(t) => actor.resume(&t).await,
+            Prepared::Approve(plan) => {
+                execute_approval(actor, &plan, &ApproveOptions::default()).await
+            }
+            Prepared::SetPriority(t, to) => actor.set_priority(&t, &to).await,
+            Prepared::Queue(kind, ns, name, hold) => {
+                actor.set_queue_stop(kind, &ns, &name, hold).await
+            }
+        };
+        self.audited(&o);
+        self.notice(if o.ok {
+            o.message.clone()
+        } else {
+            format!("failed: {}", o.message)
+        });
+        true
+    }
+
+    /// Waits for the answer to prompt `id`: answers to other (lapsed) prompts are
+    /// ignored, and a request arriving meanwhile is refused (one action at a time).
+    /// `None` when the console is gone.
+    async fn answer_to(&mut self, id: PromptId) -> Option<bool> {
+        loop {
+            match self.requests.recv().await? {
+                ConsoleRequest::Answer { prompt, yes } if prompt == id => return Some(yes),
+                ConsoleRequest::Answer { .. } => {}
+                ConsoleRequest::Run(other) => self.notice(format!(
+                    "{}: another action is waiting for confirmation",
+                    other.kind.console_word()
+                )),
+            }
+        }
+    }
+
+    async fn prepare(
+        &self,
+        req: &super::protocol::ActionRequest,
+    ) -> Result<(Prepared, Prompt), NotOffered> {
+        use ActionKind as Key;
+        match (&req.kind, &req.target, &req.priority) {
+            (Key::Hold, ActionTarget::Workload { namespace, name }, _) => {
+                let t = format!("{namespace}/{name}");
+                Ok((Prepared::Hold(t.clone()), format!("hold {t}").into()))
+            }
+            (Key::Resume, ActionTarget::Workload { namespace, name }, _) => {
+                let t = format!("{namespace}/{name}");
+                Ok((Prepared::Resume(t.clone()), format!("resume {t}").into()))
+            }
+            (Key::Approve, ActionTarget::Proposal { id }, _) => {
+                let state = self.snapshots.borrow().state.clone();
+                plan_approval(&self.actor, &state, id, &self.policy)
+                    .await
+                    .map(|p| {
+                        let summary = p.summary();
+                        (Prepared::Approve(Box::new(p)), summary.into())
+                    })
+                    .map_err(|e| e.to_string().into())
+            }
+            (Key::SetPriority, ActionTarget::Workload { namespace, name }, Some(choice)) => {
+                prepare_priority(
+                    &self.actor,
+                    &self.snapshots,
+                    format!("{namespace}/{name}"),
+                    choice,
+                )
+                .await
+            }
+            (Key::SetPriority, _, _) => {
+                Err("choose a workload and a priority first".to_string().into())
+            }
+            (Key::Hold | Key::Resume, ActionTarget::ClusterQueue { name }, _) => Ok(queue_prompt(
+                "ClusterQueue",
+                String::new(),
+                name.clone(),
+                req.kind == Key::Hold,
+            )),
+            (Key::Hold | Key::Resume, ActionTarget::LocalQueue { namespace, name }, _) => {
+                Ok(queue_prompt(
+                    "LocalQueue",
+                    namespace.clone(),
+                    name.clone(),
+                    req.kind == Key::Hold,
+                ))
+            }
+            _ => Err("not supported for this selection".to_string().into()),
+        }
+    }
+}
+
+impl Prepared {
+    /// What the audit log names the attempt.
+    fn kind_and_target(&self) -> (ActionKind, String) {
+        match self {
+            Prepared::Hold(t) => (ActionKind::Hold, t.clone()),
+            Prepared::Resume(t) => (ActionKind::Resume, t.clone()),
+            Prepared::Approve(p) => (ActionKind::Approve, p.preemptor.clone()),
+            Prepared::SetPriority(t, _) => (ActionKind::SetPriority, t.clone()),
+            Prepared::Queue(kind, ns, name, hold) => (
+                if *hold {
+                    ActionKind::Hold
+                } else {
+                    ActionKind::Resume
+                },
+                super::ops::queue_target(kind, ns, name),
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
 mod console_tests {
-    use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
+    use tokio::sync::mpsc::UnboundedReceiver;
+
     use super::{ConsoleActionSettings, spawn_console_actions};
+    use crate::actions::ActionKind;
+    use crate::actions::protocol::{
+        ActionEvent, ActionRequest, ActionTarget, AuditRow, ConsoleRequest, Prompt,
+    };
     use crate::sim::{LiveOptions, LiveSim, ResourceKey, Scenario, SimCluster, SimOptions};
     use crate::source::{self, ClusterArgs, SourceOptions};
-    use crate::tui::{ActionKind, ActionRequest, ActionTarget, Prompt};
+
+    /// The next event that `pick` accepts, within 30 s; other events are skipped.
+    async fn next<T>(
+        events: &mut UnboundedReceiver<ActionEvent>,
+        pick: impl Fn(ActionEvent) -> Option<T>,
+    ) -> T {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let ev = tokio::time::timeout_at(deadline, events.recv())
+                .await
+                .expect("an action event in time")
+                .expect("the action task is running");
+            if let Some(t) = pick(ev) {
+                return t;
+            }
+        }
+    }
+
+    fn prompt(ev: ActionEvent) -> Option<Prompt> {
+        match ev {
+            ActionEvent::Prompt(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    fn audited(ev: ActionEvent) -> Option<AuditRow> {
+        match ev {
+            ActionEvent::Audited(r) => Some(r),
+            _ => None,
+        }
+    }
 
     /// The console's action task: a hold request is prompted, confirmed with `y`,
     /// executed, reported as a notice and as an Audit view row; a cancelled one writes
@@ -430,21 +537,13 @@ mod console_tests {
             assert!(Instant::now() < end, "bert never admitted");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let rows = Arc::new(Mutex::new(Vec::new()));
-        let (poke_tx, mut poke_rx) = tokio::sync::mpsc::unbounded_channel();
         let settings = ConsoleActionSettings {
             audit_log: Some(dir.path().join("audit.jsonl")),
             ..Default::default()
         };
-        let mut a = spawn_console_actions(
-            &cluster,
-            &settings,
-            handle.snapshots(),
-            rows.clone(),
-            poke_tx,
-        )
-        .await
-        .unwrap();
+        let mut a = spawn_console_actions(&cluster, &settings, handle.snapshots())
+            .await
+            .unwrap();
         let req = ActionRequest {
             kind: ActionKind::Hold,
             target: ActionTarget::Workload {
@@ -453,38 +552,45 @@ mod console_tests {
             },
             priority: None,
         };
-        let within = Duration::from_secs(30);
         // Cancelled: nothing written, one audit row.
-        a.requests.send(req.clone()).unwrap();
-        let prompt = tokio::time::timeout(within, a.prompts.recv())
-            .await
-            .unwrap()
+        a.requests.send(ConsoleRequest::Run(req.clone())).unwrap();
+        let first = next(&mut a.events, prompt).await;
+        assert_eq!(first.summary, "hold nlp-team/bert-pretrain");
+        a.requests
+            .send(ConsoleRequest::Answer {
+                prompt: first.id,
+                yes: false,
+            })
             .unwrap();
-        assert_eq!(prompt, Prompt::from("hold nlp-team/bert-pretrain"));
-        a.confirms.send(false).unwrap();
-        tokio::time::timeout(within, poke_rx.recv()).await.unwrap();
+        let row = next(&mut a.events, audited).await;
+        assert_eq!(row.outcome, "cancelled");
         assert_eq!(bert(&sim).unwrap()["spec"]["active"], true);
-        // Confirmed: held, reported, audited.
-        a.requests.send(req).unwrap();
-        tokio::time::timeout(within, a.prompts.recv())
-            .await
-            .unwrap()
+        // A late `y` to the lapsed first prompt confirms nothing: only the answer that
+        // names the second prompt does.
+        a.requests.send(ConsoleRequest::Run(req)).unwrap();
+        let second = next(&mut a.events, prompt).await;
+        assert_ne!(second.id, first.id);
+        a.requests
+            .send(ConsoleRequest::Answer {
+                prompt: first.id,
+                yes: true,
+            })
             .unwrap();
-        a.confirms.send(true).unwrap();
-        let notice = tokio::time::timeout(within, a.notices.recv())
-            .await
-            .unwrap()
+        a.requests
+            .send(ConsoleRequest::Answer {
+                prompt: second.id,
+                yes: true,
+            })
             .unwrap();
+        let row = next(&mut a.events, audited).await;
+        assert_eq!(row.outcome, "done");
+        let notice = next(&mut a.events, |e| match e {
+            ActionEvent::Notice(n) => Some(n),
+            _ => None,
+        })
+        .await;
         assert!(notice.starts_with("held"), "{notice}");
         assert_eq!(bert(&sim).unwrap()["spec"]["active"], false);
-        tokio::time::timeout(within, poke_rx.recv()).await.unwrap();
-        let outcomes: Vec<String> = rows
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|r| r.outcome.clone())
-            .collect();
-        assert_eq!(outcomes, ["cancelled", "done"]);
         a.task.abort();
         handle.shutdown().await;
         sim.shutdown().await;

@@ -23,6 +23,7 @@ pub mod intent;
 pub mod ops;
 pub mod permissions;
 pub mod plan;
+pub mod protocol;
 pub mod recovery;
 pub mod reprioritize;
 pub mod resolve;
@@ -32,6 +33,10 @@ pub use audit::{AuditLog, AuditRecord, default_audit_path, read_audit};
 pub use catalog::ActionKind;
 pub use executor::{ActionError, Executor, ObjRef};
 pub use plan::PriorityTarget;
+pub use protocol::{
+    ActionAccess, ActionEvent, ActionRequest, ActionTarget, AuditRow, ConsoleRequest,
+    PriorityChoice, Prompt, PromptId,
+};
 
 /// Who acts, through which executor, logging where.
 #[derive(Clone)]

@@ -155,27 +155,14 @@ async fn live_console(
     let handle = source::start(client, source_opts).await;
     let (plans, replan_task) = source::replan::spawn(handle.snapshots(), ReplanOptions::default());
     let extras = feed::FeedExtras {
-        audit: Default::default(),
         policy: settings.policy.clone(),
     };
-    let (poke_tx, poke_rx) = tokio::sync::mpsc::unbounded_channel();
     // Without an audit log or a connection for the executor the console still runs:
     // action keys then answer that actions are not available.
-    let actions = match spawn_console_actions(
-        cluster,
-        settings,
-        handle.snapshots(),
-        extras.audit.clone(),
-        poke_tx,
-    )
-    .await
-    {
+    let actions = match spawn_console_actions(cluster, settings, handle.snapshots()).await {
         Ok(a) => {
             opts.actions = Some(a.requests);
-            opts.notices = Some(a.notices);
-            opts.prompts = Some(a.prompts);
-            opts.confirms = Some(a.confirms);
-            opts.access = Some(a.access);
+            opts.action_events = Some(a.events);
             Some(a.task)
         }
         Err(e) => {
@@ -183,8 +170,7 @@ async fn live_console(
             None
         }
     };
-    let (data, feed_task) =
-        feed::spawn_with(handle.snapshots(), plans, context, extras, Some(poke_rx));
+    let (data, feed_task) = feed::spawn_with(handle.snapshots(), plans, context, extras);
     let result = run_terminal(data, opts).await;
     if let Some(t) = actions {
         t.abort();

@@ -5,7 +5,7 @@
 //! sync states → status bar) off the async workers, and publishes the result. The
 //! console only ever reads the published value: nothing renders from the network.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -15,7 +15,7 @@ use crate::doctor::{self, DoctorOptions};
 use crate::model::ClusterState;
 use crate::source::{self, LivePlan, Snapshot};
 use crate::tui::adapt::{health_rows, plan_view, proposal_views};
-use crate::tui::{AuditRow, ConsoleData, DriftRow, ResourceSync, SyncState, SyncStatus};
+use crate::tui::{ConsoleData, DriftRow, ResourceSync, SyncState, SyncStatus};
 
 /// The short names operators know (k9s / kueuectl) for the status bar.
 fn short_name(resource: &str) -> String {
@@ -73,11 +73,11 @@ pub fn sync_status(snap: &Snapshot) -> SyncStatus {
     }
 }
 
-/// What the feed adds besides the cluster: the audit rows of actions and the policy
-/// preemption proposals are made under.
+/// What the feed adds besides the cluster: the policy preemption proposals are made
+/// under. (Audit rows reach the console from its action task, as
+/// [`crate::actions::ActionEvent::Audited`].)
 #[derive(Clone, Debug, Default)]
 pub struct FeedExtras {
-    pub audit: Arc<Mutex<Vec<AuditRow>>>,
     pub policy: ApprovalPolicy,
 }
 
@@ -91,7 +91,7 @@ pub fn console_data(
     console_data_with(snap, plan, context, generation, &FeedExtras::default())
 }
 
-/// [`console_data`] with proposals under `extras.policy` and the audit rows.
+/// [`console_data`] with proposals under `extras.policy`.
 pub fn console_data_with(
     snap: &Snapshot,
     plan: Option<&LivePlan>,
@@ -128,13 +128,7 @@ pub fn console_data_with(
         sync: sync_status(snap),
         context: context.to_string(),
         drift: Arc::new(drift),
-        audit: Arc::new(
-            extras
-                .audit
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
-        ),
+        audit: Arc::default(),
         health: Arc::new(health_rows(&report)),
         generation,
     }
@@ -147,16 +141,15 @@ pub fn spawn(
     plans: watch::Receiver<Option<Arc<LivePlan>>>,
     context: String,
 ) -> (watch::Receiver<ConsoleData>, JoinHandle<()>) {
-    spawn_with(snapshots, plans, context, FeedExtras::default(), None)
+    spawn_with(snapshots, plans, context, FeedExtras::default())
 }
 
-/// [`spawn`] with extras; a message on `poke` rebuilds the data (a new audit row).
+/// [`spawn`] with extras.
 pub fn spawn_with(
     mut snapshots: watch::Receiver<Arc<Snapshot>>,
     mut plans: watch::Receiver<Option<Arc<LivePlan>>>,
     context: String,
     extras: FeedExtras,
-    mut poke: Option<tokio::sync::mpsc::UnboundedReceiver<()>>,
 ) -> (watch::Receiver<ConsoleData>, JoinHandle<()>) {
     let first = console_data_with(&snapshots.borrow(), None, &context, 0, &extras);
     let (tx, rx) = watch::channel(first);
@@ -167,7 +160,6 @@ pub fn spawn_with(
                 changed = snapshots.changed() => if changed.is_err() { return },
                 changed = plans.changed() => if changed.is_err() { return },
                 _ = tx.closed() => return,
-                Some(()) = async { poke.as_mut()?.recv().await }, if poke.is_some() => {}
             }
             generation += 1;
             let snap = snapshots.borrow_and_update().clone();

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::data::ConsoleData;
+use super::data::{AuditRow, ConsoleData};
 use super::filter::Filter;
 use super::keymap::Keymap;
 use super::msg::ViewId;
@@ -91,8 +91,14 @@ pub struct Cache {
 }
 
 /// The console's UI state.
+/// How many audit rows the console keeps for the Audit view.
+pub const AUDIT_ROWS_KEPT: usize = 200;
+
 #[derive(Clone, Debug)]
 pub struct App {
+    /// Audit rows from the action task (the console's own attempts, and earlier ones
+    /// read back from the audit log at start), newest last, at most [`AUDIT_ROWS_KEPT`].
+    pub audit_rows: Vec<AuditRow>,
     pub view: ViewId,
     pub mode: Mode,
     pub readonly: bool,
@@ -134,6 +140,7 @@ impl App {
             size: (80, 24),
             cache: Cache::default(),
             gpu_history: HashMap::new(),
+            audit_rows: Vec::new(),
             access: Default::default(),
         }
     }
@@ -178,7 +185,10 @@ impl App {
     }
 
     /// Rebuilds the derived rows when the data really changed.
-    pub(crate) fn set_data(&mut self, data: ConsoleData) {
+    pub(crate) fn set_data(&mut self, mut data: ConsoleData) {
+        if !self.audit_rows.is_empty() {
+            data.audit = Arc::new(self.audit_rows.clone());
+        }
         let old = &self.cache.data;
         let same = old.generation == data.generation
             && Arc::ptr_eq(&old.state, &data.state)
@@ -209,6 +219,16 @@ impl App {
         for view in ViewId::ALL {
             self.reindex(view);
         }
+    }
+
+    /// Appends audit rows (from the action task), keeping the newest
+    /// [`AUDIT_ROWS_KEPT`], and shows them in the Audit view.
+    pub(crate) fn add_audit_rows(&mut self, rows: impl IntoIterator<Item = AuditRow>) {
+        self.audit_rows.extend(rows);
+        let excess = self.audit_rows.len().saturating_sub(AUDIT_ROWS_KEPT);
+        self.audit_rows.drain(..excess);
+        self.cache.data.audit = Arc::new(self.audit_rows.clone());
+        self.reindex(ViewId::Audit);
     }
 
     /// Recomputes one view's filtered + sorted index and clamps its selection.

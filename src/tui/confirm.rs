@@ -23,13 +23,20 @@ pub fn ask(app: &mut App, prompt: Prompt) -> Vec<Effect> {
 }
 
 /// The operator's answer.
-pub fn answer(app: &mut App, key: KeyEvent, summary: &str) -> Vec<Effect> {
+pub fn answer(app: &mut App, key: KeyEvent, prompt: &Prompt) -> Vec<Effect> {
     let yes = matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y'));
     app.mode = Mode::Normal;
+    let summary = &prompt.summary;
     app.message = Some(if yes {
         format!("confirmed: {summary}")
     } else {
         format!("cancelled: {summary}")
     });
-    vec![Effect::Confirmed(yes), Effect::Redraw]
+    vec![
+        Effect::Confirmed {
+            prompt: prompt.id,
+            yes,
+        },
+        Effect::Redraw,
+    ]
 }

@@ -149,15 +149,8 @@ pub struct DriftRow {
     pub actual: String,
 }
 
-/// One ledger entry.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AuditRow {
-    pub time: Timestamp,
-    pub actor: String,
-    pub action: String,
-    pub target: String,
-    pub outcome: String,
-}
+/// One ledger entry (the action task's vocabulary).
+pub use crate::actions::protocol::AuditRow;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {

@@ -4,6 +4,10 @@
 use crossterm::event::KeyEvent;
 
 use super::data::ConsoleData;
+pub use crate::actions::ActionKind;
+pub use crate::actions::protocol::{
+    ActionAccess, ActionRequest, ActionTarget, AuditRow, PriorityChoice, Prompt, PromptId,
+};
 use crate::model::Timestamp;
 
 /// Everything that can happen to the console.
@@ -24,54 +28,8 @@ pub enum Msg {
     Confirm(Prompt),
     /// Where RBAC refuses the console's writes (from access reviews at start).
     Access(ActionAccess),
-}
-
-/// Where the cluster's RBAC refuses the writes behind the action keys (`patch` on
-/// Workloads), from SelfSubjectAccessReviews the action task makes when the console
-/// starts. Refused actions are shown unavailable, with the reason, and never requested.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ActionAccess {
-    /// Refused in every namespace.
-    pub everywhere: Option<String>,
-    /// Refused in these namespaces (namespace → reason).
-    pub namespaces: std::collections::BTreeMap<String, String>,
-}
-
-impl ActionAccess {
-    /// Why writes in `namespace` are refused, if they are.
-    pub fn refusal(&self, namespace: &str) -> Option<&str> {
-        self.everywhere
-            .as_deref()
-            .or_else(|| self.namespaces.get(namespace).map(String::as_str))
-    }
-
-    /// Nothing is known to be refused.
-    pub fn all_allowed(&self) -> bool {
-        self.everywhere.is_none() && self.namespaces.is_empty()
-    }
-}
-
-/// A confirmation prompt: a one-line summary of exactly what will be written, and
-/// optional detail lines (a reprioritize's consequence) shown in a panel.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Prompt {
-    pub summary: String,
-    pub details: Vec<String>,
-}
-
-impl From<String> for Prompt {
-    fn from(summary: String) -> Prompt {
-        Prompt {
-            summary,
-            details: Vec::new(),
-        }
-    }
-}
-
-impl From<&str> for Prompt {
-    fn from(summary: &str) -> Prompt {
-        summary.to_string().into()
-    }
+    /// An action attempt was audited (or, at start, an earlier one read back).
+    Audited(AuditRow),
 }
 
 /// What the caller of `update` must do.
@@ -82,58 +40,11 @@ pub enum Effect {
     Redraw,
     /// Carry out an operator action (to be wired to the action executor).
     RunAction(ActionRequest),
-    /// The operator's answer to a [`Msg::Confirm`] prompt.
-    Confirmed(bool),
-}
-
-/// The operator actions the console can ask for. Refused in read-only mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ActionKind {
-    /// Approve the selected proposal.
-    Approve,
-    /// Change the selected workload's priority.
-    Reprioritize,
-    /// Hold (deactivate) the selected workload or queue.
-    Hold,
-    /// Resume the selected workload or queue.
-    Resume,
-}
-
-impl ActionKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ActionKind::Approve => "approve",
-            ActionKind::Reprioritize => "reprioritize",
-            ActionKind::Hold => "hold",
-            ActionKind::Resume => "resume",
-        }
-    }
-}
-
-/// The object an action targets: whatever is selected in the current view.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ActionTarget {
-    Workload { namespace: String, name: String },
-    LocalQueue { namespace: String, name: String },
-    ClusterQueue { name: String },
-    Proposal { id: String },
-}
-
-/// The priority a reprioritize asks for: a WorkloadPriorityClass or PriorityClass by
-/// name, or a plain value for the Workload's `spec.priority`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PriorityChoice {
-    Class(String),
-    Value(i32),
-}
-
-/// An action asked for by the operator.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ActionRequest {
-    pub kind: ActionKind,
-    pub target: ActionTarget,
-    /// The chosen priority (reprioritize only).
-    pub priority: Option<PriorityChoice>,
+    /// The operator's answer to the [`Msg::Confirm`] prompt `prompt`.
+    Confirmed {
+        prompt: PromptId,
+        yes: bool,
+    },
 }
 
 /// The console's views, in tab order (number keys 1–7).

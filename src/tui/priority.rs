@@ -187,7 +187,7 @@ fn choose(app: &mut App, p: Picker, opts: &[PriorityOption]) -> Vec<Effect> {
     ));
     vec![
         Effect::RunAction(ActionRequest {
-            kind: ActionKind::Reprioritize,
+            kind: ActionKind::SetPriority,
             target: ActionTarget::Workload {
                 namespace: p.namespace,
                 name: p.name,

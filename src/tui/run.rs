@@ -22,10 +22,11 @@ use super::color::ColorEnv;
 use super::config::{Config, ConfigError};
 use super::data::ConsoleData;
 use super::keymap::Keymap;
-use super::msg::{ActionAccess, ActionRequest, Effect, Msg, Prompt, ViewId};
+use super::msg::{Effect, Msg, ViewId};
 use super::terminal::TerminalGuard;
 use super::theme::Theme;
 use super::views::view;
+use crate::actions::{ActionEvent, ConsoleRequest};
 use crate::clock::Clock;
 
 /// How to run the console.
@@ -36,16 +37,10 @@ pub struct RunOptions {
     pub default_view: ViewId,
     pub max_fps: u32,
     pub tick: Duration,
-    /// Where action requests go. `None`: actions answer "not available yet".
-    pub actions: Option<mpsc::UnboundedSender<ActionRequest>>,
-    /// Feedback from the action executor, shown on the message line.
-    pub notices: Option<mpsc::UnboundedReceiver<String>>,
-    /// Confirmation prompts from the action executor (see [`super::confirm`]).
-    pub prompts: Option<mpsc::UnboundedReceiver<Prompt>>,
-    /// The operator's answers to those prompts.
-    pub confirms: Option<mpsc::UnboundedSender<bool>>,
-    /// Where RBAC refuses the action keys' writes (from the action executor).
-    pub access: Option<mpsc::UnboundedReceiver<ActionAccess>>,
+    /// Where action requests and answers go. `None`: actions answer "not available yet".
+    pub actions: Option<mpsc::UnboundedSender<ConsoleRequest>>,
+    /// What the action task reports: notices, prompts, access, audit rows.
+    pub action_events: Option<mpsc::UnboundedReceiver<ActionEvent>>,
     /// "Now" for ages and waits: the wall clock, or the simulator's in the demo.
     pub clock: Clock,
 }
@@ -66,10 +61,7 @@ impl RunOptions {
             max_fps: config.max_fps,
             tick: Duration::from_millis(config.tick_ms),
             actions: None,
-            notices: None,
-            prompts: None,
-            confirms: None,
-            access: None,
+            action_events: None,
             clock: Clock::wall(),
         })
     }
@@ -106,9 +98,7 @@ pub async fn run_terminal(
     let mut tick_only = false;
     let mut idle = IdleFrames::default();
     let mut data_open = true;
-    let mut notices = opts.notices.take();
-    let mut prompts = opts.prompts.take();
-    let mut access = opts.access.take();
+    let mut action_events = opts.action_events.take();
 
     loop {
         let due = last_draw.map_or(Instant::now(), |t| t + min_frame);
@@ -147,14 +137,13 @@ pub async fn run_terminal(
                     Msg::Notice("data source closed; showing the last snapshot".into())
                 }
             },
-            Some(text) = async { notices.as_mut()?.recv().await }, if notices.is_some() => {
-                Msg::Notice(text)
-            }
-            Some(prompt) = async { prompts.as_mut()?.recv().await }, if prompts.is_some() => {
-                Msg::Confirm(prompt)
-            }
-            Some(a) = async { access.as_mut()?.recv().await }, if access.is_some() => {
-                Msg::Access(a)
+            Some(event) = async { action_events.as_mut()?.recv().await }, if action_events.is_some() => {
+                match event {
+                    ActionEvent::Notice(text) => Msg::Notice(text),
+                    ActionEvent::Prompt(prompt) => Msg::Confirm(prompt),
+                    ActionEvent::Access(access) => Msg::Access(access),
+                    ActionEvent::Audited(row) => Msg::Audited(row),
+                }
             }
             _ = tick.tick() => Msg::Tick(opts.clock.now_ms()),
             // Wake up to draw a frame that the rate limit held back.
@@ -169,15 +158,18 @@ pub async fn run_terminal(
                     tick_only = if dirty { tick_only && is_tick } else { is_tick };
                     dirty = true;
                 }
-                Effect::Confirmed(yes) => {
-                    if let Some(tx) = &opts.confirms {
-                        let _ = tx.send(yes);
+                Effect::Confirmed { prompt, yes } => {
+                    if let Some(tx) = &opts.actions {
+                        let _ = tx.send(ConsoleRequest::Answer { prompt, yes });
                     }
                     tick_only = false;
                     dirty = true;
                 }
                 Effect::RunAction(req) => {
-                    let sent = opts.actions.as_ref().is_some_and(|tx| tx.send(req).is_ok());
+                    let sent = opts
+                        .actions
+                        .as_ref()
+                        .is_some_and(|tx| tx.send(ConsoleRequest::Run(req)).is_ok());
                     if !sent {
                         update(
                             &mut app,

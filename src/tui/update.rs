@@ -39,6 +39,10 @@ pub fn update(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.access = access;
             vec![Effect::Redraw]
         }
+        Msg::Audited(row) => {
+            app.add_audit_rows([row]);
+            vec![Effect::Redraw]
+        }
         Msg::Key(key) => on_key(app, key),
     }
 }
@@ -50,7 +54,7 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
     match app.mode.clone() {
-        Mode::Confirm(prompt) => return super::confirm::answer(app, key, &prompt.summary),
+        Mode::Confirm(prompt) => return super::confirm::answer(app, key, &prompt),
         Mode::Priority(picker) => return super::priority::on_key(app, key, picker),
         Mode::Command(text) => return edit_line(app, key, text, true),
         Mode::Filter(text) => return edit_line(app, key, text, false),
@@ -187,7 +191,7 @@ fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
         KeyAction::PageDown => app.select(sel + page),
         KeyAction::SortNext | KeyAction::SortReverse => sort(app, action),
         KeyAction::Approve => return act(app, ActionKind::Approve),
-        KeyAction::Reprioritize => return act(app, ActionKind::Reprioritize),
+        KeyAction::Reprioritize => return act(app, ActionKind::SetPriority),
         KeyAction::Hold => return act(app, ActionKind::Hold),
         KeyAction::Resume => return act(app, ActionKind::Resume),
     }
@@ -253,7 +257,7 @@ fn back(app: &mut App) {
 /// An action key: refused in read-only mode, otherwise an effect for the executor.
 fn act(app: &mut App, kind: ActionKind) -> Vec<Effect> {
     if app.readonly {
-        app.message = Some(format!("read-only: {} is disabled", kind.name()));
+        app.message = Some(format!("read-only: {} is disabled", kind.console_word()));
         return vec![Effect::Redraw];
     }
     let target = action_target(app, kind);
@@ -267,17 +271,17 @@ fn act(app: &mut App, kind: ActionKind) -> Vec<Effect> {
         _ => None,
     };
     if let Some(why) = refused {
-        app.message = Some(format!("{}: unavailable {why}", kind.name()));
+        app.message = Some(format!("{}: unavailable {why}", kind.console_word()));
         return vec![Effect::Redraw];
     }
     match target {
         // Reprioritize asks for the new priority first (the picker sends the request).
-        Ok(ActionTarget::Workload { namespace, name }) if kind == ActionKind::Reprioritize => {
+        Ok(ActionTarget::Workload { namespace, name }) if kind == ActionKind::SetPriority => {
             super::priority::open(app, namespace, name);
             vec![Effect::Redraw]
         }
         Ok(target) => {
-            app.message = Some(format!("{}: requested", kind.name()));
+            app.message = Some(format!("{}: requested", kind.console_word()));
             vec![
                 Effect::RunAction(ActionRequest {
                     kind,
@@ -288,7 +292,7 @@ fn act(app: &mut App, kind: ActionKind) -> Vec<Effect> {
             ]
         }
         Err(why) => {
-            app.message = Some(format!("{}: {why}", kind.name()));
+            app.message = Some(format!("{}: {why}", kind.console_word()));
             vec![Effect::Redraw]
         }
     }

@@ -21,7 +21,16 @@ fn y_confirms_the_prompted_action() {
             .starts_with("press y to confirm: hold")
     );
     let effects = update(&mut a, key(KeyCode::Char('y')));
-    assert_eq!(effects, vec![Effect::Confirmed(true), Effect::Redraw]);
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Confirmed {
+                prompt: 0,
+                yes: true
+            },
+            Effect::Redraw
+        ]
+    );
     assert_eq!(a.mode, Mode::Normal);
 }
 
@@ -31,7 +40,16 @@ fn any_other_key_cancels_and_does_not_act() {
     update(&mut a, Msg::Confirm("hold nlp-team/bert-pretrain".into()));
     // `q` would quit in normal mode: here it only cancels.
     let effects = update(&mut a, key(KeyCode::Char('q')));
-    assert_eq!(effects, vec![Effect::Confirmed(false), Effect::Redraw]);
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Confirmed {
+                prompt: 0,
+                yes: false
+            },
+            Effect::Redraw
+        ]
+    );
     assert!(a.message.as_deref().unwrap().starts_with("cancelled"));
 }
 
@@ -162,7 +180,7 @@ fn p_lists_the_classes_with_values_highest_first_and_marks_the_current_one() {
     assert_eq!(
         effects[0],
         Effect::RunAction(ActionRequest {
-            kind: ActionKind::Reprioritize,
+            kind: ActionKind::SetPriority,
             target: ActionTarget::Workload {
                 namespace: "nlp-team".into(),
                 name: "bert-pretrain".into(),
@@ -200,6 +218,7 @@ fn the_consequence_is_shown_before_y_confirms() {
     update(
         &mut a,
         Msg::Confirm(Prompt {
+            id: 0,
             summary: "set spec.priority=100 (PriorityClass low) on Workload nlp-team/bert-pretrain"
                 .into(),
             details: c.lines(),
@@ -221,7 +240,16 @@ fn the_consequence_is_shown_before_y_confirms() {
         "{s}"
     );
     let effects = update(&mut a, key(KeyCode::Char('y')));
-    assert_eq!(effects, vec![Effect::Confirmed(true), Effect::Redraw]);
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Confirmed {
+                prompt: 0,
+                yes: true
+            },
+            Effect::Redraw
+        ]
+    );
     assert!(!screen(&a, W, H).contains("Confirm · y confirms"));
 }
 

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use gangplank::actions::approve::{ApproveOptions, execute_approval, plan_approval};
 use gangplank::actions::intent::{APPROVAL_ANNOTATION, ApprovalIntent};
 use gangplank::actions::recovery::recover;
-use gangplank::actions::{Actor, ApprovalPolicy, AuditLog, PriorityTarget, read_audit};
+use gangplank::actions::{
+    ActionEvent, Actor, ApprovalPolicy, AuditLog, ConsoleRequest, PriorityTarget, Prompt,
+    read_audit,
+};
 use gangplank::model::ClusterState;
 use gangplank::sim::{
     FaultRule, LiveOptions, LiveSim, ObjectStore, PatchKind, ResourceKey, Scenario, SimCluster,
@@ -122,6 +125,38 @@ async fn wait_until(what: &str, f: impl Fn() -> bool) {
     while !f() {
         assert!(Instant::now() < end, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The next event from the console's action task that `pick` accepts, within the
+/// deadline; the events before it are passed to `pick` and skipped.
+async fn next_event<T>(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<ActionEvent>,
+    mut pick: impl FnMut(ActionEvent) -> Option<T>,
+) -> T {
+    let end = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let ev = tokio::time::timeout_at(end, events.recv())
+            .await
+            .expect("no action event within the deadline")
+            .expect("the action task ended");
+        if let Some(t) = pick(ev) {
+            return t;
+        }
+    }
+}
+
+fn as_prompt(ev: ActionEvent) -> Option<Prompt> {
+    match ev {
+        ActionEvent::Prompt(p) => Some(p),
+        _ => None,
+    }
+}
+
+fn as_notice(ev: ActionEvent) -> Option<String> {
+    match ev {
+        ActionEvent::Notice(n) => Some(n),
+        _ => None,
     }
 }
 
@@ -340,20 +375,13 @@ async fn console_p_raises_a_pending_job_ahead_of_the_one_before_it() {
         })
         .await
         .expect("the source never showed second and third pending");
-    let (poke, _pokes) = tokio::sync::mpsc::unbounded_channel();
     let settings = ConsoleActionSettings {
         audit_log: Some(env.audit.clone()),
         ..Default::default()
     };
-    let mut actions = spawn_console_actions(
-        &env.cluster,
-        &settings,
-        handle.snapshots(),
-        Default::default(),
-        poke,
-    )
-    .await
-    .unwrap();
+    let mut actions = spawn_console_actions(&env.cluster, &settings, handle.snapshots())
+        .await
+        .unwrap();
 
     let mut app = App::new(
         keymap::Keymap::default(),
@@ -384,12 +412,12 @@ async fn console_p_raises_a_pending_job_ahead_of_the_one_before_it() {
     let Some(Effect::RunAction(req)) = effects.first() else {
         panic!("no request: {effects:?} ({:?})", app.message);
     };
-    actions.requests.send(req.clone()).unwrap();
-    let prompt = tokio::time::timeout(DEADLINE, actions.prompts.recv())
-        .await
-        .expect("no prompt")
+    actions
+        .requests
+        .send(ConsoleRequest::Run(req.clone()))
         .unwrap();
-    update(&mut app, Msg::Confirm(prompt));
+    let prompt = next_event(&mut actions.events, as_prompt).await;
+    update(&mut app, Msg::Confirm(prompt.clone()));
     let screen = crate::tui_fixture::screen(&app, 120, 30);
     assert!(
         screen.contains("label kueue.x-k8s.io/priority-class=high on Job team/third"),
@@ -400,12 +428,21 @@ async fn console_p_raises_a_pending_job_ahead_of_the_one_before_it() {
         "{screen}"
     );
     let effects = press(&mut app, KeyCode::Char('y'));
-    assert_eq!(effects[0], Effect::Confirmed(true));
-    actions.confirms.send(true).unwrap();
-    let notice = tokio::time::timeout(DEADLINE, actions.notices.recv())
-        .await
-        .expect("no notice")
+    assert_eq!(
+        effects[0],
+        Effect::Confirmed {
+            prompt: prompt.id,
+            yes: true
+        }
+    );
+    actions
+        .requests
+        .send(ConsoleRequest::Answer {
+            prompt: prompt.id,
+            yes: true,
+        })
         .unwrap();
+    let notice = next_event(&mut actions.events, as_notice).await;
     update(&mut app, Msg::Notice(notice.clone()));
     assert!(
         notice.starts_with("set label kueue.x-k8s.io/priority-class=high"),
@@ -434,8 +471,8 @@ async fn console_p_raises_a_pending_job_ahead_of_the_one_before_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn console_reprioritize_refused_before_any_prompt() {
     use gangplank::actions::console::{ConsoleActionSettings, spawn_console_actions};
+    use gangplank::actions::{ActionKind, ActionRequest, ActionTarget, PriorityChoice};
     use gangplank::source::Snapshot;
-    use gangplank::tui::{ActionKind, ActionRequest, ActionTarget, PriorityChoice};
 
     let env = start(Scenario::seed(), 60.0).await;
     let store = env.store().clone();
@@ -452,30 +489,25 @@ async fn console_reprioritize_refused_before_any_prompt() {
     let bert = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
     let (_snap_tx, snapshots) =
         tokio::sync::watch::channel(std::sync::Arc::new(Snapshot::empty(None)));
-    let (poke, _pokes) = tokio::sync::mpsc::unbounded_channel();
     let settings = ConsoleActionSettings {
         audit_log: Some(env.audit.clone()),
         ..Default::default()
     };
-    let mut actions =
-        spawn_console_actions(&env.cluster, &settings, snapshots, Default::default(), poke)
-            .await
-            .unwrap();
+    let mut actions = spawn_console_actions(&env.cluster, &settings, snapshots)
+        .await
+        .unwrap();
     actions
         .requests
-        .send(ActionRequest {
-            kind: ActionKind::Reprioritize,
+        .send(ConsoleRequest::Run(ActionRequest {
+            kind: ActionKind::SetPriority,
             target: ActionTarget::Workload {
                 namespace: "nlp-team".into(),
                 name: bert["metadata"]["name"].as_str().unwrap().into(),
             },
             priority: Some(PriorityChoice::Class("boss-urgent".into())),
-        })
+        }))
         .unwrap();
-    let notice = tokio::time::timeout(DEADLINE, actions.notices.recv())
-        .await
-        .expect("no notice")
-        .unwrap();
+    let notice = next_event(&mut actions.events, as_notice).await;
     assert!(
         notice.starts_with(
             "reprioritize: unavailable: forbidden to get PyTorchJob nlp-team/bert-pretrain"
@@ -483,7 +515,9 @@ async fn console_reprioritize_refused_before_any_prompt() {
         "{notice}"
     );
     // The refusal came before any prompt: there is none to answer.
-    assert!(actions.prompts.try_recv().is_err());
+    while let Ok(ev) = actions.events.try_recv() {
+        assert!(as_prompt(ev).is_none(), "a prompt after the refusal");
+    }
     let w = wl_of(&store, "nlp-team", "bert-pretrain").unwrap();
     assert_eq!(w["spec"]["priority"], bert["spec"]["priority"]);
     let lines = env.audit_lines();
@@ -912,32 +946,31 @@ async fn console_actions_learn_where_rbac_refuses_before_any_key() {
         .await
         .unwrap();
     let handle = source::start(client, opts).await;
-    let (poke, _pokes) = tokio::sync::mpsc::unbounded_channel();
     let settings = ConsoleActionSettings {
         audit_log: Some(env.audit.clone()),
         ..Default::default()
     };
-    let mut actions = spawn_console_actions(
-        &env.cluster,
-        &settings,
-        handle.snapshots(),
-        Default::default(),
-        poke,
-    )
-    .await
-    .unwrap();
-    let access = tokio::time::timeout(DEADLINE, actions.access.recv())
+    let mut actions = spawn_console_actions(&env.cluster, &settings, handle.snapshots())
         .await
-        .expect("no access survey within the deadline")
-        .expect("the action task ended");
+        .unwrap();
+    let mut notices = Vec::new();
+    let access = next_event(&mut actions.events, |e| match e {
+        ActionEvent::Access(a) => Some(a),
+        ActionEvent::Notice(n) => {
+            notices.push(n);
+            None
+        }
+        _ => None,
+    })
+    .await;
     // Every namespace of the seed refuses, so the console hears "everywhere".
     let why = access.everywhere.expect("refused everywhere");
     assert!(why.contains("forbids patch on workloads"), "{why}");
-    let note = tokio::time::timeout(DEADLINE, actions.notices.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(note.starts_with("actions unavailable"), "{note}");
+    // The notice comes before the access survey's answer.
+    assert!(
+        notices.iter().any(|n| n.starts_with("actions unavailable")),
+        "{notices:?}"
+    );
     let stats = env.sim.server().stats();
     assert_eq!(stats.write_count(), 0);
     assert!(
