@@ -330,6 +330,25 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
             }
         },
     }
+    // fair sharing, in words: who went first and why each victim was chosen
+    if !matches!(e.outcome, EntryOutcome::NamespaceMismatch) {
+        for (v, note) in &e.victim_notes {
+            ex.reason
+                .push_str(&format!("; {}: {note}", st.wls[*v].key()));
+        }
+        if let Some(note) = &e.fair_note
+            && matches!(
+                e.outcome,
+                EntryOutcome::SkippedNoLongerFits
+                    | EntryOutcome::SkippedOverlap
+                    | EntryOutcome::NoCandidates
+                    | EntryOutcome::NoFit
+                    | EntryOutcome::DeferredFit
+            )
+        {
+            ex.reason.push_str(&format!("; {note}"));
+        }
+    }
     ex
 }
 
