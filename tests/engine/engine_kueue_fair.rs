@@ -854,3 +854,803 @@ fn zero_weight_preemptor_share_is_inf_and_the_tournament_is_skipped() {
 fn non_zero_weight_preemptor_share_is_finite_so_the_tournament_runs() {
     assert_eq!(skips("1"), want(&[]));
 }
+
+// --- scheduler_fs_test.go TestScheduleForFairSharing: one cycle, admitted and preempted
+
+use gangplank::engine::{SchedulerMemory, schedule_cycle};
+
+type Cycle = (BTreeSet<String>, BTreeSet<(String, String)>);
+
+/// One cycle with fair sharing on: (admitted keys, (victim key, reason)).
+fn cycle(b: ClusterBuilder) -> Cycle {
+    let s = b.fair_sharing(&[]).build();
+    let out = schedule_cycle(
+        &s,
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    (
+        out.admitted.iter().map(|a| a.workload.clone()).collect(),
+        out.preempted
+            .iter()
+            .map(|p| (p.workload.clone(), p.reason.as_str().to_string()))
+            .collect(),
+    )
+}
+
+fn keys(v: &[&str]) -> BTreeSet<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn victims(v: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    v.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// A pending workload of one pod in namespace `ns`, queued in LocalQueue `lq`.
+fn pend(
+    ns: &str,
+    name: &str,
+    lq: &str,
+    prio: i32,
+    created: i64,
+    reqs: &[(&str, &str)],
+) -> WlBuilder {
+    WlBuilder::new(ns, name)
+        .uid(name)
+        .queue(lq)
+        .priority(prio)
+        .created(created)
+        .pod_set("one", 1, reqs)
+}
+
+/// An admitted workload of one pod; every resource in `flavor`.
+fn held(
+    ns: &str,
+    name: &str,
+    cq: &str,
+    prio: i32,
+    flavor: &str,
+    reqs: &[(&str, &str)],
+) -> WlBuilder {
+    WlBuilder::new(ns, name)
+        .uid(name)
+        .priority(prio)
+        .pod_set("one", 1, reqs)
+        .admitted(cq, flavor, NOW - 10_000)
+}
+
+/// Flavors of the suite and a LocalQueue `lq-<cq>` in "eng-alpha" per ClusterQueue.
+fn suite(cqs: Vec<CqBuilder>) -> ClusterBuilder {
+    let mut b = ClusterBuilder::new()
+        .flavor("default")
+        .flavor("on-demand")
+        .flavor("spot")
+        .flavor("model-a");
+    for q in cqs {
+        let name = q.0.name.clone();
+        b = b.cq(q).lq("eng-alpha", &format!("lq-{name}"), &name);
+    }
+    b
+}
+
+fn cpu_q(name: &str, cohort: &str, flavors: &[(&str, &str, Option<&str>)]) -> CqBuilder {
+    CqBuilder::new(name).cohort(cohort).group(rg(
+        &["cpu"],
+        flavors
+            .iter()
+            .map(|(f, n, bl)| fq(f, vec![rq_limits("cpu", n, *bl, None)]))
+            .collect(),
+    ))
+}
+
+/// The suite's eng-alpha / eng-beta ClusterQueues (cohort "eng").
+fn eng_alpha() -> CqBuilder {
+    cpu_q(
+        "eng-alpha",
+        "eng",
+        &[("on-demand", "50", Some("50")), ("spot", "100", Some("0"))],
+    )
+}
+
+fn eng_beta() -> CqBuilder {
+    cpu_q(
+        "eng-beta",
+        "eng",
+        &[("on-demand", "50", Some("10")), ("spot", "0", Some("100"))],
+    )
+    .group(rg(
+        &["example.com/gpu"],
+        vec![fq(
+            "model-a",
+            vec![rq_limits("example.com/gpu", "20", Some("0"), None)],
+        )],
+    ))
+    .preemption(W::LowerPriority, R::Any)
+}
+
+fn od(n: &str) -> Vec<(&'static str, &str, Option<&'static str>)> {
+    vec![("on-demand", n, None)]
+}
+
+#[test]
+fn with_fair_sharing_schedule_workload_with_lowest_share_first() {
+    let b = suite(vec![
+        eng_alpha(),
+        eng_beta(),
+        cpu_q("eng-shared", "eng", &[("on-demand", "10", Some("0"))]),
+    ])
+    .lq("eng-alpha", "main", "eng-alpha")
+    .lq("eng-beta", "main", "eng-beta")
+    .wl(WlBuilder::new("eng-alpha", "all_nominal")
+        .pod_set("one", 50, &[("cpu", "1")])
+        .admitted("eng-alpha", "on-demand", NOW))
+    .wl(WlBuilder::new("eng-beta", "borrowing")
+        .pod_set("one", 55, &[("cpu", "1")])
+        .admitted("eng-beta", "on-demand", NOW))
+    .wl(WlBuilder::new("eng-beta", "older_new")
+        .queue("main")
+        .created(NOW - 60_000)
+        .pod_set("one", 1, &[("cpu", "1")]))
+    .wl(WlBuilder::new("eng-alpha", "new")
+        .queue("main")
+        .created(NOW)
+        .pod_set("one", 5, &[("cpu", "1")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/new"]), victims(&[])));
+}
+
+/// ROOT { Cohort-A (10) { cq-a (0) }, Cohort-B { cq-b (5), cq-c (0, 10 used) } }.
+#[test]
+fn with_fair_sharing_hierarchical_nominal_first_prefers_non_borrowing_subtree() {
+    let b = suite(vec![
+        cpu_q("cq-a", "Cohort-A", &od("0")),
+        cpu_q("cq-b", "Cohort-B", &od("5")),
+        cpu_q("cq-c", "Cohort-B", &od("0")),
+    ]);
+    let b = cohort_obj(b, "root", None, None);
+    let b = b.cohort(
+        "Cohort-A",
+        Some("root"),
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])],
+    );
+    let b = cohort_obj(b, "Cohort-B", Some("root"), None)
+        .wl(held(
+            "eng-alpha",
+            "c0",
+            "cq-c",
+            0,
+            "on-demand",
+            &[("cpu", "10")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-a",
+            "lq-cq-a",
+            0,
+            NOW,
+            &[("cpu", "5")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-b",
+            "lq-cq-b",
+            0,
+            NOW,
+            &[("cpu", "5")],
+        ));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/wl-a"]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_hierarchical_nominal_first_with_deeper_nesting() {
+    let b = suite(vec![
+        cpu_q("cq-a", "SUB-A", &od("0")),
+        cpu_q("cq-b", "Cohort-B", &od("5")),
+        cpu_q("cq-c", "Cohort-B", &od("0")),
+    ]);
+    let b = cohort_obj(b, "root", None, None);
+    let b = cohort_obj(b, "Cohort-A", Some("root"), None);
+    let b = b.cohort(
+        "SUB-A",
+        Some("Cohort-A"),
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])],
+    );
+    let b = cohort_obj(b, "Cohort-B", Some("root"), None)
+        .wl(held(
+            "eng-alpha",
+            "c0",
+            "cq-c",
+            0,
+            "on-demand",
+            &[("cpu", "10")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-a",
+            "lq-cq-a",
+            0,
+            NOW,
+            &[("cpu", "5")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-b",
+            "lq-cq-b",
+            0,
+            NOW,
+            &[("cpu", "5")],
+        ));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/wl-a"]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_hierarchical_nominal_first_with_mixed_cq_and_cohort_quotas() {
+    let b = suite(vec![
+        cpu_q("cq-a1", "Cohort-A", &od("5")),
+        cpu_q("cq-a2", "Cohort-A", &od("3")),
+        cpu_q("cq-b", "Cohort-B", &od("5")),
+        cpu_q("cq-c", "Cohort-B", &od("3")),
+    ]);
+    let od10 = || vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])];
+    let b = cohort_obj(b, "root", None, None)
+        .cohort("Cohort-A", Some("root"), od10())
+        .cohort("Cohort-B", Some("root"), od10())
+        .wl(held(
+            "eng-alpha",
+            "a2-admitted",
+            "cq-a2",
+            0,
+            "on-demand",
+            &[("cpu", "6")],
+        ))
+        .wl(held(
+            "eng-alpha",
+            "c-admitted",
+            "cq-c",
+            0,
+            "on-demand",
+            &[("cpu", "20")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-a1",
+            "lq-cq-a1",
+            0,
+            NOW,
+            &[("cpu", "7")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-b",
+            "lq-cq-b",
+            0,
+            NOW,
+            &[("cpu", "4")],
+        ));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/wl-a1"]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_hierarchical_nominal_first_per_flavor_ignores_cross_flavor_borrowing() {
+    fn both(n_od: &str) -> Vec<(&str, &str, Option<&str>)> {
+        vec![("on-demand", n_od, None), ("spot", "0", None)]
+    }
+    let b = suite(vec![
+        cpu_q("cq-a", "Cohort-A", &both("0")),
+        cpu_q("cq-b", "Cohort-B", &both("5")),
+    ]);
+    let b = cohort_obj(b, "root", None, None)
+        .cohort(
+            "Cohort-A",
+            Some("root"),
+            vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])],
+        )
+        .cohort(
+            "Cohort-B",
+            Some("root"),
+            vec![rg(&["cpu"], vec![fq("spot", vec![rq("cpu", "10")])])],
+        )
+        .wl(held(
+            "eng-alpha",
+            "spot-admitted",
+            "cq-a",
+            0,
+            "spot",
+            &[("cpu", "5")],
+        ))
+        .wl(held(
+            "eng-alpha",
+            "od-admitted",
+            "cq-b",
+            0,
+            "on-demand",
+            &[("cpu", "8")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-a",
+            "lq-cq-a",
+            0,
+            NOW,
+            &[("cpu", "4")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-b",
+            "lq-cq-b",
+            0,
+            NOW,
+            &[("cpu", "4")],
+        ));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/wl-a"]), victims(&[])));
+}
+
+/// A (200) { B { d (10 used), e (20 used) }, C { f, g (100 used) } }.
+#[test]
+fn hierarchical_fair_sharing_schedule_workload_which_wins_tournament() {
+    let b = suite(vec![
+        cpu_q("d", "B", &od("0")),
+        cpu_q("e", "B", &od("0")),
+        cpu_q("f", "C", &od("0")),
+        cpu_q("g", "C", &od("0")),
+    ])
+    .cohort(
+        "A",
+        None,
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "200")])])],
+    );
+    let b = cohort_obj(b, "B", Some("A"), None);
+    let b = cohort_obj(b, "C", Some("A"), None)
+        .wl(held(
+            "eng-alpha",
+            "d0",
+            "d",
+            0,
+            "on-demand",
+            &[("cpu", "10")],
+        ))
+        .wl(held(
+            "eng-alpha",
+            "e0",
+            "e",
+            0,
+            "on-demand",
+            &[("cpu", "20")],
+        ))
+        .wl(held(
+            "eng-alpha",
+            "g0",
+            "g",
+            0,
+            "on-demand",
+            &[("cpu", "100")],
+        ))
+        .wl(pend("eng-alpha", "d1", "lq-d", 0, NOW, &[("cpu", "70")]))
+        .wl(pend("eng-alpha", "e1", "lq-e", 0, NOW, &[("cpu", "61")]))
+        .wl(pend("eng-alpha", "f1", "lq-f", 0, NOW, &[("cpu", "1")]))
+        .wl(pend("eng-alpha", "g1", "lq-g", 0, NOW, &[("cpu", "1")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/d1"]), victims(&[])));
+}
+
+fn two_in_a(quota: &str, weight: Option<&str>, preempt: bool) -> ClusterBuilder {
+    let mk = |n: &str| {
+        let mut q = cpu_q(n, "A", &od("0"));
+        if let Some(w) = weight {
+            q = q.fair_sharing_weight(w);
+        }
+        if preempt {
+            q = q.preemption(W::Never, R::Any);
+        }
+        q
+    };
+    suite(vec![mk("b"), mk("c")]).cohort(
+        "A",
+        None,
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", quota)])])],
+    )
+}
+
+#[test]
+fn fair_sharing_schedule_workload_with_lowest_drf_after_admission() {
+    let b = two_in_a("100", None, false)
+        .wl(held(
+            "eng-alpha",
+            "b0",
+            "b",
+            0,
+            "on-demand",
+            &[("cpu", "10")],
+        ))
+        .wl(pend("eng-alpha", "b1", "lq-b", 0, NOW, &[("cpu", "50")]))
+        .wl(pend("eng-alpha", "c1", "lq-c", 0, NOW, &[("cpu", "75")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/b1"]), victims(&[])));
+}
+
+fn borrows_less(weight: &str) -> Cycle {
+    let b = two_in_a("8", Some(weight), true)
+        .wl(held(
+            "eng-alpha",
+            "b0",
+            "b",
+            0,
+            "on-demand",
+            &[("cpu", "4")],
+        ))
+        .wl(pend("eng-alpha", "b1", "lq-b", 9001, NOW, &[("cpu", "4")]))
+        .wl(pend("eng-alpha", "c1", "lq-c", 0, NOW, &[("cpu", "4")]));
+    cycle(b)
+}
+
+#[test]
+fn fair_sharing_two_queues_with_weight_0_schedules_workload_which_borrows_less() {
+    assert_eq!(borrows_less("0"), (keys(&["eng-alpha/c1"]), victims(&[])));
+}
+
+#[test]
+fn fair_sharing_two_queues_with_high_weight_schedules_workload_which_borrows_less() {
+    assert_eq!(
+        borrows_less("123456789"),
+        (keys(&["eng-alpha/c1"]), victims(&[]))
+    );
+}
+
+#[test]
+fn fair_sharing_schedule_singleton_cqs_and_cq_without_cohort() {
+    let b = suite(vec![
+        cpu_q("a", "A", &od("0")),
+        cpu_q("b", "B", &od("10")),
+        CqBuilder::new("c").quota("on-demand", "cpu", "10"),
+    ])
+    .cohort(
+        "A",
+        None,
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])],
+    );
+    let b = cohort_obj(b, "B", None, None)
+        .wl(pend("eng-alpha", "a1", "lq-a", 0, NOW, &[("cpu", "10")]))
+        .wl(pend("eng-alpha", "b1", "lq-b", 0, NOW, &[("cpu", "10")]))
+        .wl(pend("eng-alpha", "c1", "lq-c", 0, NOW, &[("cpu", "10")]));
+    assert_eq!(
+        cycle(b),
+        (
+            keys(&["eng-alpha/a1", "eng-alpha/b1", "eng-alpha/c1"]),
+            victims(&[])
+        )
+    );
+}
+
+#[test]
+fn fair_sharing_schedule_highest_priority_first() {
+    let b = two_in_a("10", None, false)
+        .wl(pend("eng-alpha", "b1", "lq-b", 99, NOW, &[("cpu", "10")]))
+        .wl(pend("eng-alpha", "c1", "lq-c", 101, NOW, &[("cpu", "10")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/c1"]), victims(&[])));
+}
+
+#[test]
+fn fair_sharing_schedule_earliest_timestamp_first() {
+    let b = two_in_a("10", None, false)
+        .wl(pend(
+            "eng-alpha",
+            "b1",
+            "lq-b",
+            101,
+            NOW + 1000,
+            &[("cpu", "10")],
+        ))
+        .wl(pend("eng-alpha", "c1", "lq-c", 101, NOW, &[("cpu", "10")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/c1"]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_preempt_workload_from_cq_with_the_highest_share() {
+    let mut b = suite(vec![
+        eng_alpha(),
+        eng_beta(),
+        cpu_q("eng-gamma", "eng", &[("on-demand", "50", Some("0"))]),
+    ])
+    .lq("eng-beta", "main", "eng-beta")
+    .wl(held(
+        "eng-alpha",
+        "all_spot",
+        "eng-alpha",
+        0,
+        "spot",
+        &[("cpu", "100")],
+    ));
+    for i in 1..=4 {
+        b = b.wl(held(
+            "eng-alpha",
+            &format!("alpha{i}"),
+            "eng-alpha",
+            0,
+            "on-demand",
+            &[("cpu", "20")],
+        ));
+    }
+    for (i, q) in [(1, "10"), (2, "20"), (3, "20"), (4, "20")] {
+        b = b.wl(held(
+            "eng-gamma",
+            &format!("gamma{i}"),
+            "eng-gamma",
+            0,
+            "on-demand",
+            &[("cpu", q)],
+        ));
+    }
+    let b = b.wl(pend(
+        "eng-beta",
+        "preemptor",
+        "main",
+        0,
+        NOW,
+        &[("cpu", "30")],
+    ));
+    assert_eq!(
+        cycle(b),
+        (
+            keys(&[]),
+            victims(&[("eng-alpha/alpha1", RECLAIM), ("eng-gamma/gamma1", RECLAIM)])
+        )
+    );
+}
+
+/// Kueue's case builds its ClusterQueues with `Preemption{WithinClusterQueue:
+/// LowerPriority}` and no reclaimWithinCohort: the empty string, which the API server
+/// never stores (it defaults to Never). Kueue's `canPreemptWhileBorrowing` treats ""
+/// as not Never, so its test finds the in-queue victims; with Never (a real cluster)
+/// Kueue's flavor assigner returns NoFit for a 3-cpu request over a 2-cpu nominal and
+/// preempts nothing, which is what gangplank does. Listed in docs/engine.md.
+#[test]
+fn multiple_preemptions_within_cq_when_fair_sharing() {
+    let mut b = suite(vec![
+        CqBuilder::new("other-alpha")
+            .cohort("other")
+            .quota("default", "cpu", "2")
+            .preemption(W::LowerPriority, R::Never),
+        CqBuilder::new("other-beta")
+            .cohort("other")
+            .quota("default", "cpu", "2")
+            .preemption(W::LowerPriority, R::Never),
+        CqBuilder::new("other-gamma")
+            .cohort("other")
+            .quota("default", "cpu", "2")
+            .preemption(W::LowerPriority, R::Never),
+        CqBuilder::new("resource-bank")
+            .cohort("other")
+            .quota("default", "cpu", "3"),
+    ]);
+    for (ns, w, q) in [
+        ("eng-alpha", "a1", "other-alpha"),
+        ("eng-beta", "b1", "other-beta"),
+        ("eng-gamma", "c1", "other-gamma"),
+    ] {
+        b = b
+            .lq(ns, "other", q)
+            .wl(held(ns, w, q, 0, "default", &[("cpu", "3")]))
+            .wl(pend(ns, "preemptor", "other", 100, NOW, &[("cpu", "3")])
+                .uid(&format!("wl-preemptor-{ns}")));
+    }
+    assert_eq!(
+        cycle(b),
+        (
+            keys(&[]),
+            victims(&[
+                ("eng-alpha/a1", IN_CQ),
+                ("eng-beta/b1", IN_CQ),
+                ("eng-gamma/c1", IN_CQ)
+            ])
+        )
+    );
+}
+
+#[test]
+fn not_enough_resources_with_fair_sharing_enabled() {
+    let b = suite(vec![CqBuilder::new("sales").quota("default", "cpu", "50")])
+        .lq("sales", "main", "sales")
+        .wl(pend("sales", "new", "main", 0, NOW, &[("cpu", "100")]));
+    assert_eq!(cycle(b), (keys(&[]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_prefer_reclamation_over_cq_priority_based_preemption_with_preemption_while_borrowing()
+ {
+    let gpu = |name: &str, n: &str| {
+        CqBuilder::new(name).cohort("other").group(rg(
+            &["gpu"],
+            vec![
+                fq("on-demand", vec![rq("gpu", n)]),
+                fq("spot", vec![rq("gpu", n)]),
+            ],
+        ))
+    };
+    let b = suite(vec![
+        gpu("other-alpha", "7").preemption(W::LowerPriority, R::LowerPriority),
+        gpu("other-beta", "3"),
+    ])
+    .lq("eng-alpha", "other", "other-alpha")
+    .wl(held(
+        "eng-alpha",
+        "a1",
+        "other-alpha",
+        50,
+        "on-demand",
+        &[("gpu", "5")],
+    ))
+    .wl(held(
+        "eng-beta",
+        "b1",
+        "other-beta",
+        50,
+        "spot",
+        &[("gpu", "5")],
+    ))
+    .wl(pend(
+        "eng-alpha",
+        "preemptor",
+        "other",
+        100,
+        NOW,
+        &[("gpu", "8")],
+    ));
+    assert_eq!(cycle(b), (keys(&[]), victims(&[("eng-beta/b1", FAIR)])));
+}
+
+fn local_capacity() -> ClusterBuilder {
+    let gpu2 = |od: &str, spot: &str| {
+        vec![rg(
+            &["gpu"],
+            vec![
+                fq("on-demand", vec![rq("gpu", od)]),
+                fq("spot", vec![rq("gpu", spot)]),
+            ],
+        )]
+    };
+    suite(vec![
+        CqBuilder::new("queue1")
+            .cohort("child-cohort")
+            .group(gpu2("3", "3").remove(0))
+            .preemption(W::LowerPriority, R::Any)
+            .fungibility(
+                FungibilityPolicy::TryNextFlavor,
+                FungibilityPolicy::TryNextFlavor,
+                None,
+            ),
+    ])
+    .cohort("root-cohort", None, gpu2("2", "0"))
+    .cohort("child-cohort", Some("root-cohort"), gpu2("5", "7"))
+    .lq("default", "queue1", "queue1")
+    .wl(held(
+        "default",
+        "a1",
+        "queue1",
+        0,
+        "on-demand",
+        &[("gpu", "8")],
+    ))
+    .wl(held("default", "a2", "queue1", 0, "spot", &[("gpu", "3")]))
+    .wl(pend("default", "a3", "queue1", 0, NOW, &[("gpu", "1")]))
+}
+
+#[test]
+fn prefer_flavor_with_most_local_capacity() {
+    let s = local_capacity().fair_sharing(&[]).build();
+    let out = schedule_cycle(
+        &s,
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    assert_eq!(out.admitted.len(), 1);
+    assert_eq!(out.admitted[0].workload, "default/a3");
+    assert_eq!(
+        out.admitted[0].admission.pod_set_assignments[0].flavors["gpu"],
+        "spot"
+    );
+}
+
+#[test]
+fn prefer_flavor_with_most_local_capacity_fs_false() {
+    let s = local_capacity().build();
+    let out = schedule_cycle(
+        &s,
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    assert_eq!(out.admitted.len(), 1);
+    assert_eq!(out.admitted[0].workload, "default/a3");
+    assert_eq!(
+        out.admitted[0].admission.pod_set_assignments[0].flavors["gpu"],
+        "spot"
+    );
+}
+
+#[test]
+fn fair_sharing_in_cq_preemption_for_cq_without_cohort_repro_for_nil_pointer_panic() {
+    let b = suite(vec![
+        CqBuilder::new("no-cohort-cq")
+            .quota("default", "cpu", "4")
+            .preemption(W::LowerPriority, R::Never),
+    ])
+    .lq("default", "no-cohort-queue", "no-cohort-cq")
+    .wl(held(
+        "default",
+        "nc-low",
+        "no-cohort-cq",
+        -1,
+        "default",
+        &[("cpu", "4")],
+    ))
+    .wl(pend(
+        "default",
+        "nc-high",
+        "no-cohort-queue",
+        100,
+        NOW,
+        &[("cpu", "4")],
+    ));
+    assert_eq!(cycle(b), (keys(&[]), victims(&[("default/nc-low", IN_CQ)])));
+}
+
+#[test]
+fn preemption_over_borrowing_with_fair_sharing_preempt_in_first_flavor_instead_of_borrowing_in_second()
+ {
+    let b = suite(vec![
+        CqBuilder::new("fs-pob-cq")
+            .cohort("fs-pob-cohort")
+            .fair_sharing_weight("1")
+            .group(rg(
+                &["cpu"],
+                vec![
+                    fq("on-demand", vec![rq_limits("cpu", "5", Some("0"), None)]),
+                    fq("spot", vec![rq_limits("cpu", "0", Some("5"), None)]),
+                ],
+            ))
+            .preemption(W::LowerPriority, R::Never)
+            .fungibility(
+                FungibilityPolicy::TryNextFlavor,
+                FungibilityPolicy::TryNextFlavor,
+                Some(gangplank::model::FungibilityPreference::PreemptionOverBorrowing),
+            ),
+        CqBuilder::new("fs-pob-lender")
+            .cohort("fs-pob-cohort")
+            .fair_sharing_weight("1")
+            .group(rg(
+                &["cpu"],
+                vec![
+                    fq("on-demand", vec![rq("cpu", "0")]),
+                    fq("spot", vec![rq("cpu", "5")]),
+                ],
+            )),
+    ])
+    .lq("default", "fs-pob-queue", "fs-pob-cq")
+    .wl(held(
+        "default",
+        "fs-low-pob",
+        "fs-pob-cq",
+        -1,
+        "on-demand",
+        &[("cpu", "5")],
+    ))
+    .wl(pend(
+        "default",
+        "fs-high-pob",
+        "fs-pob-queue",
+        0,
+        NOW,
+        &[("cpu", "5")],
+    ));
+    assert_eq!(
+        cycle(b),
+        (keys(&[]), victims(&[("default/fs-low-pob", IN_CQ)]))
+    );
+}
