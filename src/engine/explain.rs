@@ -253,7 +253,20 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "needs more quota".to_string());
-            ex.reason = format!("{first}; {}", policy_note(st, e.cq, e.wl));
+            let why = match (&e.assignment, st.fair.enabled) {
+                (Some(a), true)
+                    if spec.preemption.reclaim_within_cohort != ReclaimWithinCohort::Never =>
+                {
+                    let within = policy_note(st, e.cq, e.wl);
+                    let within = within.split("; ").next().unwrap_or_default().to_string();
+                    format!(
+                        "{within}; {}",
+                        super::fair::no_candidates_note(st, e.cq, &a.usage)
+                    )
+                }
+                _ => policy_note(st, e.cq, e.wl),
+            };
+            ex.reason = format!("{first}; {why}");
             ex.message = kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
         }
         EntryOutcome::NoFit => match e.assignment.as_ref().and_then(|a| a.failure.clone()) {

@@ -181,10 +181,14 @@ pub fn compare(a: &Drs, b: &Drs) -> Ordering {
 
 /// `dominantResourceShare(node, nil)` on the current snapshot.
 pub fn drs(st: &EngineState<'_>, n: NodeId) -> Drs {
-    let tree = &st.tree;
+    drs_in(&st.tree, &st.fair, &st.frs, n)
+}
+
+/// [`drs`] on any copy of the quota tree.
+pub fn drs_in(tree: &QuotaTree, fair: &FairState, frs: &super::quota::FrTable, n: NodeId) -> Drs {
     let node = &tree.nodes[n];
     let mut out = Drs {
-        weight: st.fair.weights[n],
+        weight: fair.weights[n],
         ratio: 0.0,
         dominant: String::new(),
         borrowing: false,
@@ -195,12 +199,12 @@ pub fn drs(st: &EngineState<'_>, n: NodeId) -> Drs {
     };
     let mut borrowed: BTreeMap<&str, i128> = BTreeMap::new();
     for fr in 0..tree.nfr {
-        if !st.fair.keys[n][fr] {
+        if !fair.keys[n][fr] {
             continue;
         }
         let b = node.usage[fr] - node.subtree[fr];
         if b > 0 {
-            *borrowed.entry(st.frs.resource(fr)).or_default() += b;
+            *borrowed.entry(frs.resource(fr)).or_default() += b;
             out.borrowed_frs.push(fr);
         }
     }
@@ -212,9 +216,8 @@ pub fn drs(st: &EngineState<'_>, n: NodeId) -> Drs {
     let root = tree.root(parent);
     let mut lendable: BTreeMap<&str, i128> = BTreeMap::new();
     for fr in 0..tree.nfr {
-        if st.fair.keys[root][fr] {
-            *lendable.entry(st.frs.resource(fr)).or_default() +=
-                tree.potential_available(parent, fr);
+        if fair.keys[root][fr] {
+            *lendable.entry(frs.resource(fr)).or_default() += tree.potential_available(parent, fr);
         }
     }
     // BTreeMap order: on equal ratios the alphabetically smaller resource wins
@@ -234,6 +237,43 @@ pub fn drs(st: &EngineState<'_>, n: NodeId) -> Drs {
 /// The DRS of every node of the tree with the current usage (for reports).
 pub fn all_shares(st: &EngineState<'_>) -> Vec<Drs> {
     (0..st.tree.nodes.len()).map(|n| drs(st, n)).collect()
+}
+
+/// Why fair preemption found nothing, in words: the preemptor's share with the
+/// workload against every borrowing ClusterQueue of its tree.
+pub fn no_candidates_note(st: &EngineState<'_>, cq: CqIdx, usage: &[(FrId, i128)]) -> String {
+    let node = st.cqs[cq].node;
+    let Some(parent) = st.tree.nodes[node].parent else {
+        return "fair sharing: the ClusterQueue has no cohort, so only its own workloads can be preempted".to_string();
+    };
+    let mut tree = st.tree.clone();
+    tree.add_all(node, usage);
+    let mine = drs_in(&tree, &st.fair, &st.frs, node);
+    let mut others: Vec<String> = Vec::new();
+    for c in st.cqs_in_same_tree(cq) {
+        if c == cq {
+            continue;
+        }
+        let d = drs(st, st.cqs[c].node);
+        if d.borrowing {
+            others.push(format!("{} {}", st.cqs[c].name(), d.text()));
+        }
+    }
+    let strategies: Vec<&str> = st.fair.strategies.iter().map(|s| s.as_str()).collect();
+    let root = &st.tree.nodes[st.tree.root(parent)].name;
+    if others.is_empty() {
+        format!(
+            "fair sharing in cohort {root}: no other ClusterQueue borrows, so there is nothing to reclaim"
+        )
+    } else {
+        format!(
+            "fair sharing in cohort {root}: with this workload {}'s share would be {}; the borrowing queues ({}) would not keep a share at or above it after a preemption ({})",
+            st.cqs[cq].name(),
+            mine.text(),
+            others.join(", "),
+            strategies.join(", ")
+        )
+    }
 }
 
 // ---------------------------------------------------------------------------

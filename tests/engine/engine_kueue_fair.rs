@@ -1645,3 +1645,127 @@ fn preemption_over_borrowing_with_fair_sharing_preempt_in_first_flavor_instead_o
         (keys(&[]), victims(&[("default/fs-low-pob", IN_CQ)]))
     );
 }
+
+// --- `gangplank plan` with Kueue's configuration (issue #11)
+
+fn gangplank(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gangplank"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("COLUMNS", "100")
+        .output()
+        .expect("run gangplank")
+}
+
+fn plan_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["plan", "-o", "json", "--now", "2026-11-29T08:10:00Z"];
+    all.extend_from_slice(args);
+    let out = gangplank(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn warnings(plan: &serde_json::Value) -> Vec<String> {
+    plan["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn first_admitted(plan: &serde_json::Value) -> Vec<String> {
+    plan["cycles"][0]["admitted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["workload"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn plan_with_the_configmap_uses_fair_sharing_and_says_why_in_words() {
+    let plan = plan_json(&["-f", "tests/fixtures/fair-sharing"]);
+    let w = warnings(&plan);
+    assert!(
+        !w.iter().any(|w| w.contains("not implement")
+            || w.contains("unsupported")
+            || w.contains("no Kueue configuration")),
+        "{w:?}"
+    );
+    // nlp-team's share after admission (0.25) is below cv-team's (0.31)
+    assert_eq!(first_admitted(&plan), ["nlp-team/nlp-new"]);
+    let pending = plan["cycles"][0]["pending"].as_array().unwrap();
+    let cv = pending
+        .iter()
+        .find(|p| p["workload"] == "cv-team/cv-new")
+        .expect("cv-new pending");
+    let reason = cv["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("cv-team share 0.31 > nlp-team 0.25: nlp-team is admitted first"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn plan_without_a_configuration_says_which_defaults_it_assumed() {
+    let plan = plan_json(&["-f", "tests/fixtures/fair-sharing/cluster.yaml"]);
+    let w = warnings(&plan);
+    assert!(
+        w[0].contains("assumed Kueue's defaults: fairSharing off (classical preemption)"),
+        "{w:?}"
+    );
+    // classical order: both borrow; same priority, so the older cv-new goes first
+    assert_eq!(first_admitted(&plan), ["cv-team/cv-new"]);
+    let out = gangplank(&[
+        "plan",
+        "-f",
+        "tests/fixtures/fair-sharing/cluster.yaml",
+        "--now",
+        "2026-11-29T08:10:00Z",
+    ]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("assumed Kueue's defaults"), "{table}");
+}
+
+#[test]
+fn kueue_config_flag_overrides_the_configmap_and_bad_files_name_the_field() {
+    let plan = plan_json(&[
+        "-f",
+        "tests/fixtures/fair-sharing",
+        "--kueue-config",
+        "tests/fixtures/kueue-config/fair-off.yaml",
+    ]);
+    assert!(
+        !warnings(&plan)
+            .iter()
+            .any(|w| w.contains("no Kueue configuration"))
+    );
+    assert_eq!(first_admitted(&plan), ["cv-team/cv-new"]);
+    // the ConfigMap form is accepted as a file too
+    let plan = plan_json(&[
+        "-f",
+        "tests/fixtures/fair-sharing/cluster.yaml",
+        "--kueue-config",
+        "tests/fixtures/fair-sharing/kueue-manager-config.yaml",
+    ]);
+    assert_eq!(first_admitted(&plan), ["nlp-team/nlp-new"]);
+    let out = gangplank(&[
+        "plan",
+        "-f",
+        "tests/fixtures/fair-sharing",
+        "--kueue-config",
+        "tests/fixtures/kueue-config/bad.yaml",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tests/fixtures/kueue-config/bad.yaml")
+            && err.contains("fairSharing.preemptionStrategies[0]"),
+        "{err}"
+    );
+}
