@@ -31,6 +31,9 @@ pub enum EntryOutcome {
     NoFit,
     /// Not nominated: namespace does not match the ClusterQueue's selector.
     NamespaceMismatch,
+    /// Not nominated: a pod template fails Kueue's resource validation
+    /// (`workload.ValidateResources`: requests above limits; negative quantities).
+    InvalidResources,
 }
 
 /// A nominated head and its fate.
@@ -194,6 +197,18 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             });
             continue;
         }
+        if w.pod_sets.iter().any(|p| p.invalid.is_some()) {
+            entries.push(Entry {
+                wl,
+                cq,
+                assignment: None,
+                targets: Vec::new(),
+                outcome: EntryOutcome::InvalidResources,
+                fair_note: None,
+                victim_notes: Vec::new(),
+            });
+            continue;
+        }
         let policy = &st.cqs[cq].spec.preemption;
         let base = PreemptionCtx {
             priority: st.wls[wl].priority,
@@ -286,7 +301,9 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
         let strict = st.cqs[e.cq].spec.queueing_strategy == QueueingStrategy::StrictFifo;
         let park = match e.outcome {
             EntryOutcome::NamespaceMismatch => true,
-            EntryOutcome::NoFit | EntryOutcome::NoCandidates => !strict,
+            EntryOutcome::NoFit | EntryOutcome::NoCandidates | EntryOutcome::InvalidResources => {
+                !strict
+            }
             _ => false,
         };
         let key = st.wls[e.wl].qkey(e.wl);

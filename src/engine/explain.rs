@@ -19,6 +19,8 @@ pub enum PendingKind {
     PriorityClassError,
     ClusterQueueInactive,
     NamespaceMismatch,
+    /// A pod template fails Kueue's resource validation (requests > limits, negative).
+    InvalidResources,
     UncoveredResource,
     NoMatchingFlavor,
     ExceedsMaxQuota,
@@ -211,6 +213,20 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 )
             };
         }
+        EntryOutcome::InvalidResources => {
+            ex.kind = PendingKind::InvalidResources;
+            ex.condition_reason = "Misconfigured".to_string();
+            let (i, ps, why) = w
+                .pod_sets
+                .iter()
+                .enumerate()
+                .find_map(|(i, p)| p.invalid.as_ref().map(|m| (i, p.name.clone(), m.clone())))
+                .unwrap_or_default();
+            ex.message = format!("resources validation failed: spec.podSets[{i}].{why}");
+            ex.reason = format!(
+                "Kueue will not admit it: pod set {ps} is invalid ({why}); fix the job's resources"
+            );
+        }
         EntryOutcome::Preempting => {
             ex.kind = PendingKind::WaitingForPreemptedWorkloads;
             ex.condition_reason = "WaitingForPreemptedWorkloads".to_string();
@@ -344,7 +360,10 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
         },
     }
     // fair sharing, in words: who went first and why each victim was chosen
-    if !matches!(e.outcome, EntryOutcome::NamespaceMismatch) {
+    if !matches!(
+        e.outcome,
+        EntryOutcome::NamespaceMismatch | EntryOutcome::InvalidResources
+    ) {
         for (v, note) in &e.victim_notes {
             ex.reason
                 .push_str(&format!("; {}: {note}", st.wls[*v].key()));

@@ -1769,3 +1769,123 @@ fn kueue_config_flag_overrides_the_configmap_and_bad_files_name_the_field() {
         "{err}"
     );
 }
+
+// --- pod template validation (pkg/workload/resources.go ValidateResources, webhook)
+
+/// A queue with 8 cpu and one pending Workload whose container has `resources`.
+fn validation_state(resources: &str) -> ClusterState {
+    let text = format!(
+        r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - {{name: cpu, nominalQuota: 8}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: ns}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: job, namespace: ns, uid: u1, creationTimestamp: "2026-11-29T08:00:00Z"}}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        initContainers:
+        - name: init
+          resources: {{requests: {{cpu: "1"}}}}
+        containers:
+        - name: ok
+          resources: {{requests: {{cpu: "1"}}}}
+        - name: c
+          resources: {resources}
+"#
+    );
+    let mut s = ClusterState::default();
+    gangplank::model::parse_str("validation.yaml", &text, &mut s).expect("parses");
+    s
+}
+
+fn one(s: &ClusterState) -> gangplank::engine::CycleOutcome {
+    schedule_cycle(
+        s,
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn requests_above_limits_make_the_workload_inadmissible_with_kueues_reason() {
+    let out = one(&validation_state(
+        r#"{requests: {cpu: "4"}, limits: {cpu: "2"}}"#,
+    ));
+    assert!(
+        out.admitted.is_empty(),
+        "Kueue rejects it: {:?}",
+        out.admitted
+    );
+    let p = &out.pending[0];
+    assert!(p.evaluated);
+    assert_eq!(p.condition_reason, "Misconfigured");
+    assert_eq!(
+        p.message,
+        r#"resources validation failed: spec.podSets[0].template.spec.containers[1]: Invalid value: ["cpu"]: requests must not exceed its limits"#
+    );
+    assert!(
+        p.explanation.reason.contains("pod set main is invalid"),
+        "{}",
+        p.explanation.reason
+    );
+    // BestEffortFIFO: parked until something changes
+    assert!(out.memory.inadmissible.contains("ns/job"));
+}
+
+#[test]
+fn negative_quantities_are_rejected() {
+    let out = one(&validation_state(r#"{requests: {cpu: "-1"}}"#));
+    assert!(out.admitted.is_empty());
+    let p = &out.pending[0];
+    assert_eq!(p.condition_reason, "Misconfigured");
+    assert!(
+        p.message
+            .contains("containers[1].resources.requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"),
+        "{}",
+        p.message
+    );
+}
+
+#[test]
+fn limits_without_requests_default_the_requests() {
+    // 1 (ok) + 3 (limit only) = 4 cpu; the init container's 1 is below that
+    let out = one(&validation_state(r#"{limits: {cpu: "3"}}"#));
+    assert_eq!(out.admitted.len(), 1, "{:?}", out.pending);
+    let usage = &out.admitted[0].admission.pod_set_assignments[0].resource_usage;
+    assert_eq!(
+        usage["cpu"],
+        gangplank::model::Quantity::parse("4").unwrap()
+    );
+    // requests equal to limits are fine too
+    let out = one(&validation_state(
+        r#"{requests: {cpu: "3"}, limits: {cpu: "3"}}"#,
+    ));
+    assert_eq!(out.admitted.len(), 1);
+}
