@@ -194,6 +194,11 @@ pub struct PlanArgs {
     /// The instant to plan at (RFC 3339); defaults to the current time.
     #[arg(long)]
     pub now: Option<String>,
+    /// Kueue's Configuration (config.kueue.x-k8s.io v1beta1/v1beta2) to plan with: a
+    /// Configuration YAML file or the kueue-system/kueue-manager-config ConfigMap.
+    /// Overrides the ConfigMap found in the input.
+    #[arg(long = "kueue-config", value_name = "FILE")]
+    pub kueue_config: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -105,19 +105,30 @@ async fn render(
     let snap = snap.clone();
     let what_if = args.what_if.clone();
     let max_cycles = args.max_cycles;
+    let kueue_cfg = match &args.kueue_config {
+        Some(p) => Some(super::plan::read_kueue_config(p).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
     let now = match &args.now {
         Some(_) => super::time::now_or(args.now.as_deref())?,
         None => snap.taken_at.as_millisecond(),
     };
     let mut t = std::mem::take(tracker);
     let (json, t) = tokio::task::spawn_blocking(move || -> Result<(Value, DriftTracker)> {
-        let state = with_what_if(&snap.state, &what_if)?;
+        let mut state = with_what_if(&snap.state, &what_if)?;
+        if let Some(cfg) = &kueue_cfg {
+            state.kueue_config = Some(cfg.clone());
+        }
         let po = PlanOptions {
             now,
             max_cycles,
             ..PlanOptions::default()
         };
-        let plan = engine::plan(&state, &po);
+        let mut plan = engine::plan(&state, &po);
+        if state.kueue_config.is_none() {
+            plan.warnings
+                .insert(0, crate::model::kueue_config::assumed_defaults_notice());
+        }
         // Drift compares Kueue's actual state with the engine, never the what-if.
         let drift = if what_if.is_empty() {
             t.update(&snap.state, &plan, now)

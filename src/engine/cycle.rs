@@ -31,6 +31,9 @@ pub enum EntryOutcome {
     NoFit,
     /// Not nominated: namespace does not match the ClusterQueue's selector.
     NamespaceMismatch,
+    /// Not nominated: a pod template fails Kueue's resource validation
+    /// (`workload.ValidateResources`: requests above limits; negative quantities).
+    InvalidResources,
 }
 
 /// A nominated head and its fate.
@@ -41,6 +44,10 @@ pub struct Entry {
     pub assignment: Option<Assignment>,
     pub targets: Vec<Target>,
     pub outcome: EntryOutcome,
+    /// Fair sharing: why another ClusterQueue's head went first, in words.
+    pub fair_note: Option<String>,
+    /// Fair sharing: why each target was chosen, in words.
+    pub victim_notes: Vec<(WlIdx, String)>,
 }
 
 /// Internal result of a cycle, turned into public decisions by the caller.
@@ -185,6 +192,20 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
                 assignment: None,
                 targets: Vec::new(),
                 outcome: EntryOutcome::NamespaceMismatch,
+                fair_note: None,
+                victim_notes: Vec::new(),
+            });
+            continue;
+        }
+        if w.pod_sets.iter().any(|p| p.invalid.is_some()) {
+            entries.push(Entry {
+                wl,
+                cq,
+                assignment: None,
+                targets: Vec::new(),
+                outcome: EntryOutcome::InvalidResources,
+                fair_note: None,
+                victim_notes: Vec::new(),
             });
             continue;
         }
@@ -199,6 +220,7 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             policy,
         };
         let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
+        let mut victim_notes = std::mem::take(&mut st.fair.last_notes);
         let viable = |a: &Assignment, t: &[Target]| {
             a.mode == Mode::Fit || (a.mode == Mode::Preempt && !t.is_empty())
         };
@@ -206,6 +228,10 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             && let Some((pa, pt)) = partial_admission(st, cq, w, &base, viable)
         {
             (a, targets) = (pa, pt);
+            victim_notes = std::mem::take(&mut st.fair.last_notes);
+        }
+        if targets.is_empty() {
+            victim_notes.clear();
         }
         let outcome = match a.mode {
             Mode::NoFit => EntryOutcome::NoFit,
@@ -219,107 +245,46 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             assignment: Some(a),
             targets,
             outcome,
+            fair_note: None,
+            victim_notes,
         });
     }
 
-    // --- order (makeClassicalIterator): borrowing level, priority, timestamp; uid last
-    entries.sort_by_key(|e| {
-        let w = &st.wls[e.wl];
-        (
-            e.assignment.as_ref().map_or(0, |a| a.borrowing),
-            -i64::from(w.priority),
-            w.queue_ts,
-            w.tie,
-        )
-    });
-
-    // --- process
-    // Victims chosen so far, per root of the cohort tree: only those can change
-    // whether an entry of that tree fits (keeps the re-check linear in the tree).
-    let mut preempted_by_root: BTreeMap<usize, Vec<WlIdx>> = BTreeMap::new();
-    let mut preempted_set: BTreeSet<WlIdx> = BTreeSet::new();
-    for e in &mut entries {
-        let Some(a) = e.assignment.as_ref() else {
-            continue;
-        };
-        let root = st.tree.root(st.cqs[e.cq].node);
-        let preempted = preempted_by_root.entry(root).or_default();
-        match e.outcome {
-            EntryOutcome::NoFit => {}
-            EntryOutcome::NoCandidates => {
-                // Reserve capacity so lower entries cannot take it, unless the CQ
-                // can always reclaim later (reclaimWithinCohort: Any).
-                let spec = st.cqs[e.cq].spec;
-                if spec.preemption.reclaim_within_cohort != ReclaimWithinCohort::Any {
-                    let node = st.cqs[e.cq].node;
-                    let borrowing = a.borrowing > 0;
-                    let mut reserve = Vec::new();
-                    for &(fr, req) in &a.usage {
-                        let n = &st.tree.nodes[node];
-                        let amount = if borrowing {
-                            match n.borrowing_limit[fr] {
-                                Some(bl) => req.min(n.nominal[fr] + bl - n.usage[fr]),
-                                None => req,
-                            }
-                        } else {
-                            req.min(n.nominal[fr] - n.usage[fr]).max(0)
-                        };
-                        if amount > 0 {
-                            reserve.push((fr, amount));
-                        }
-                    }
-                    st.tree.add_all(node, &reserve);
-                    st.reserved.push((node, reserve));
-                }
-            }
-            EntryOutcome::Preempting => {
-                let overlap = e.targets.iter().any(|t| preempted_set.contains(&t.wl));
-                if overlap {
-                    remove_workloads(st, preempted);
-                    let fits = fits_now(st, e.cq, &a.usage);
-                    restore_workloads(st, preempted);
-                    if fits {
-                        e.outcome = EntryOutcome::DeferredFit;
-                        let node = st.cqs[e.cq].node;
-                        st.tree.add_all(node, &a.usage);
-                        st.reserved.push((node, a.usage.clone()));
-                    } else {
-                        e.outcome = EntryOutcome::SkippedOverlap;
-                    }
-                    continue;
-                }
-                let mut gone = preempted.clone();
-                gone.extend(e.targets.iter().map(|t| t.wl));
-                remove_workloads(st, &gone);
-                let fits = fits_now(st, e.cq, &a.usage);
-                restore_workloads(st, &gone);
-                if !fits {
-                    e.outcome = EntryOutcome::SkippedNoLongerFits;
-                    continue;
-                }
-                for t in &e.targets {
-                    preempted.push(t.wl);
-                    preempted_set.insert(t.wl);
-                    result.victims.push((*t, e.wl));
-                }
-                let node = st.cqs[e.cq].node;
-                st.tree.add_all(node, &a.usage);
-                st.reserved.push((node, a.usage.clone()));
-                if st.cqs[e.cq].spec.queueing_strategy == QueueingStrategy::BestEffortFifo {
-                    st.cqs[e.cq].sticky = Some(e.wl);
-                }
-            }
-            EntryOutcome::Admitted => {
-                remove_workloads(st, preempted);
-                let fits = fits_now(st, e.cq, &a.usage);
-                restore_workloads(st, preempted);
-                if !fits {
-                    e.outcome = EntryOutcome::SkippedNoLongerFits;
-                    continue;
-                }
-                st.admit(e.wl, e.cq, &a.usage);
-            }
-            _ => {}
+    // --- order and process. Classical (makeClassicalIterator): borrowing level,
+    // priority, timestamp; uid last. Fair sharing: a tournament per pop
+    // (fair_sharing_iterator.go), recomputed after every processed entry.
+    let mut proc = Processing::default();
+    if st.fair.enabled {
+        let mut remaining: BTreeSet<usize> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.assignment.is_some())
+            .map(|(i, _)| i)
+            .collect();
+        let mut order = Vec::with_capacity(entries.len());
+        while let Some(i) = super::fair::next_entry(st, &mut entries, &mut remaining) {
+            process(st, &mut entries[i], &mut proc, &mut result);
+            order.push(i);
+        }
+        // entries without assignment (namespace mismatch) keep their place at the end
+        order.extend((0..entries.len()).filter(|i| entries[*i].assignment.is_none()));
+        let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
+        entries = order
+            .into_iter()
+            .map(|i| slots[i].take().expect("each once"))
+            .collect();
+    } else {
+        entries.sort_by_key(|e| {
+            let w = &st.wls[e.wl];
+            (
+                e.assignment.as_ref().map_or(0, |a| a.borrowing),
+                -i64::from(w.priority),
+                w.queue_ts,
+                w.tie,
+            )
+        });
+        for e in &mut entries {
+            process(st, e, &mut proc, &mut result);
         }
     }
 
@@ -336,7 +301,9 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
         let strict = st.cqs[e.cq].spec.queueing_strategy == QueueingStrategy::StrictFifo;
         let park = match e.outcome {
             EntryOutcome::NamespaceMismatch => true,
-            EntryOutcome::NoFit | EntryOutcome::NoCandidates => !strict,
+            EntryOutcome::NoFit | EntryOutcome::NoCandidates | EntryOutcome::InvalidResources => {
+                !strict
+            }
             _ => false,
         };
         let key = st.wls[e.wl].qkey(e.wl);
@@ -352,4 +319,103 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
     }
     result.entries = entries;
     result
+}
+
+/// Victims chosen so far in the cycle, per root of the cohort tree: only those can
+/// change whether an entry of that tree fits (keeps the re-check linear in the tree).
+#[derive(Default)]
+struct Processing {
+    preempted_by_root: BTreeMap<usize, Vec<WlIdx>>,
+    preempted_set: BTreeSet<WlIdx>,
+}
+
+/// `processEntry`: re-check, then NoFit / reserve / skip / preempt / admit.
+fn process(
+    st: &mut EngineState<'_>,
+    e: &mut Entry,
+    proc: &mut Processing,
+    result: &mut CycleResult,
+) {
+    let Some(a) = e.assignment.as_ref() else {
+        return;
+    };
+    let root = st.tree.root(st.cqs[e.cq].node);
+    let preempted = proc.preempted_by_root.entry(root).or_default();
+    match e.outcome {
+        EntryOutcome::NoFit => {}
+        EntryOutcome::NoCandidates => {
+            // Reserve capacity so lower entries cannot take it, unless the CQ
+            // can always reclaim later (reclaimWithinCohort: Any).
+            let spec = st.cqs[e.cq].spec;
+            if spec.preemption.reclaim_within_cohort != ReclaimWithinCohort::Any {
+                let node = st.cqs[e.cq].node;
+                let borrowing = a.borrowing > 0;
+                let mut reserve = Vec::new();
+                for &(fr, req) in &a.usage {
+                    let n = &st.tree.nodes[node];
+                    let amount = if borrowing {
+                        match n.borrowing_limit[fr] {
+                            Some(bl) => req.min(n.nominal[fr] + bl - n.usage[fr]),
+                            None => req,
+                        }
+                    } else {
+                        req.min(n.nominal[fr] - n.usage[fr]).max(0)
+                    };
+                    if amount > 0 {
+                        reserve.push((fr, amount));
+                    }
+                }
+                st.tree.add_all(node, &reserve);
+                st.reserved.push((node, reserve));
+            }
+        }
+        EntryOutcome::Preempting => {
+            let overlap = e.targets.iter().any(|t| proc.preempted_set.contains(&t.wl));
+            if overlap {
+                remove_workloads(st, preempted);
+                let fits = fits_now(st, e.cq, &a.usage);
+                restore_workloads(st, preempted);
+                if fits {
+                    e.outcome = EntryOutcome::DeferredFit;
+                    let node = st.cqs[e.cq].node;
+                    st.tree.add_all(node, &a.usage);
+                    st.reserved.push((node, a.usage.clone()));
+                } else {
+                    e.outcome = EntryOutcome::SkippedOverlap;
+                }
+                return;
+            }
+            let mut gone = preempted.clone();
+            gone.extend(e.targets.iter().map(|t| t.wl));
+            remove_workloads(st, &gone);
+            let fits = fits_now(st, e.cq, &a.usage);
+            restore_workloads(st, &gone);
+            if !fits {
+                e.outcome = EntryOutcome::SkippedNoLongerFits;
+                return;
+            }
+            for t in &e.targets {
+                preempted.push(t.wl);
+                proc.preempted_set.insert(t.wl);
+                result.victims.push((*t, e.wl));
+            }
+            let node = st.cqs[e.cq].node;
+            st.tree.add_all(node, &a.usage);
+            st.reserved.push((node, a.usage.clone()));
+            if st.cqs[e.cq].spec.queueing_strategy == QueueingStrategy::BestEffortFifo {
+                st.cqs[e.cq].sticky = Some(e.wl);
+            }
+        }
+        EntryOutcome::Admitted => {
+            remove_workloads(st, preempted);
+            let fits = fits_now(st, e.cq, &a.usage);
+            restore_workloads(st, preempted);
+            if !fits {
+                e.outcome = EntryOutcome::SkippedNoLongerFits;
+                return;
+            }
+            st.admit(e.wl, e.cq, &a.usage);
+        }
+        _ => {}
+    }
 }

@@ -19,6 +19,8 @@ pub enum PendingKind {
     PriorityClassError,
     ClusterQueueInactive,
     NamespaceMismatch,
+    /// A pod template fails Kueue's resource validation (requests > limits, negative).
+    InvalidResources,
     UncoveredResource,
     NoMatchingFlavor,
     ExceedsMaxQuota,
@@ -211,6 +213,20 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 )
             };
         }
+        EntryOutcome::InvalidResources => {
+            ex.kind = PendingKind::InvalidResources;
+            ex.condition_reason = "Misconfigured".to_string();
+            let (i, ps, why) = w
+                .pod_sets
+                .iter()
+                .enumerate()
+                .find_map(|(i, p)| p.invalid.as_ref().map(|m| (i, p.name.clone(), m.clone())))
+                .unwrap_or_default();
+            ex.message = format!("resources validation failed: spec.podSets[{i}].{why}");
+            ex.reason = format!(
+                "Kueue will not admit it: pod set {ps} is invalid ({why}); fix the job's resources"
+            );
+        }
         EntryOutcome::Preempting => {
             ex.kind = PendingKind::WaitingForPreemptedWorkloads;
             ex.condition_reason = "WaitingForPreemptedWorkloads".to_string();
@@ -253,7 +269,20 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "needs more quota".to_string());
-            ex.reason = format!("{first}; {}", policy_note(st, e.cq, e.wl));
+            let why = match (&e.assignment, st.fair.enabled) {
+                (Some(a), true)
+                    if spec.preemption.reclaim_within_cohort != ReclaimWithinCohort::Never =>
+                {
+                    let within = policy_note(st, e.cq, e.wl);
+                    let within = within.split("; ").next().unwrap_or_default().to_string();
+                    format!(
+                        "{within}; {}",
+                        super::fair::no_candidates_note(st, e.cq, &a.usage)
+                    )
+                }
+                _ => policy_note(st, e.cq, e.wl),
+            };
+            ex.reason = format!("{first}; {why}");
             ex.message = kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
         }
         EntryOutcome::NoFit => match e.assignment.as_ref().and_then(|a| a.failure.clone()) {
@@ -329,6 +358,28 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                     kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
             }
         },
+    }
+    // fair sharing, in words: who went first and why each victim was chosen
+    if !matches!(
+        e.outcome,
+        EntryOutcome::NamespaceMismatch | EntryOutcome::InvalidResources
+    ) {
+        for (v, note) in &e.victim_notes {
+            ex.reason
+                .push_str(&format!("; {}: {note}", st.wls[*v].key()));
+        }
+        if let Some(note) = &e.fair_note
+            && matches!(
+                e.outcome,
+                EntryOutcome::SkippedNoLongerFits
+                    | EntryOutcome::SkippedOverlap
+                    | EntryOutcome::NoCandidates
+                    | EntryOutcome::NoFit
+                    | EntryOutcome::DeferredFit
+            )
+        {
+            ex.reason.push_str(&format!("; {note}"));
+        }
     }
     ex
 }

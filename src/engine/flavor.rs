@@ -482,8 +482,11 @@ fn fits_resource_quota(
         };
     }
     let nominal = st.tree.nodes[node].nominal[fr];
-    let while_borrowing =
-        ctx.policy.borrow_within_cohort.policy != crate::model::BorrowWithinCohortPolicy::Never;
+    // canPreemptWhileBorrowing: borrowWithinCohort, or fair sharing with reclaim
+    let while_borrowing = ctx.policy.borrow_within_cohort.policy
+        != crate::model::BorrowWithinCohortPolicy::Never
+        || (st.fair.enabled
+            && ctx.policy.reclaim_within_cohort != crate::model::ReclaimWithinCohort::Never);
     if val <= nominal || may_reclaim || while_borrowing {
         let (p, b) = oracle(st, ctx, fr, val);
         let mode = match p {

@@ -11,6 +11,7 @@
 
 pub mod cycle;
 pub mod explain;
+pub mod fair;
 pub mod flavor;
 pub mod output;
 pub mod pending;
@@ -46,8 +47,9 @@ pub struct PlanOptions {
     pub now: Timestamp,
     /// Upper bound on simulated cycles.
     pub max_cycles: usize,
-    /// Kueue's fair sharing is enabled in its configuration. gangplank does not
-    /// implement it; setting this only adds a warning.
+    /// Plan with Kueue's fair sharing (default strategies) even when the state's Kueue
+    /// configuration ([`crate::model::ClusterState::kueue_config`]) does not enable it.
+    /// Normally left false: the configuration decides.
     pub fair_sharing: bool,
     /// List the pending workloads after every cycle (`true`) or only after the last.
     pub pending_in_every_cycle: bool,

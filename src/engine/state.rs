@@ -158,6 +158,8 @@ pub struct EngineState<'a> {
     /// Usage added to the snapshot for the current cycle only (preemptors waiting for
     /// victims, DeferredFit, capacity held for a Preempt-without-targets entry).
     pub reserved: Vec<(NodeId, Vec<(FrId, i128)>)>,
+    /// Kueue's fair sharing: on/off, strategies, weights ([`super::fair`]).
+    pub fair: super::fair::FairState,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -187,13 +189,11 @@ impl<'a> EngineState<'a> {
     /// reservation, and every pending workload placed in its ClusterQueue's heap.
     pub fn new(cluster: &'a ClusterState, opts: &PlanOptions) -> Self {
         let mut warnings = Vec::new();
-        if opts.fair_sharing {
-            warnings.push(
-                "fair sharing is enabled in the options, but gangplank implements only classical preemption; \
-                 admission order and preemption targets may differ from Kueue"
-                    .to_string(),
-            );
-        }
+        let fair_on = opts.fair_sharing
+            || cluster
+                .kueue_config
+                .as_ref()
+                .is_some_and(|c| c.fair_sharing_enabled());
         // --- intern (flavor, resource) pairs in a deterministic order
         let mut frs = FrTable::default();
         for cq in cluster.cluster_queues.values() {
@@ -266,9 +266,9 @@ impl<'a> EngineState<'a> {
             let id = tree.nodes.len();
             let mut node = Node::new(name, false, nfr);
             if let Some(co) = cluster.cohorts.get(name) {
-                if co.fair_sharing_weight.is_some() {
+                if co.fair_sharing_weight.is_some() && !fair_on {
                     warnings.push(format!(
-                        "Cohort {name} sets fairSharing, which gangplank does not implement; its weight is ignored"
+                        "Cohort {name} sets fairSharing.weight, but Kueue's configuration does not enable fair sharing; the weight has no effect"
                     ));
                 }
                 apply_quotas(&mut node, &co.resource_groups, &frs);
@@ -323,9 +323,9 @@ impl<'a> EngineState<'a> {
                     inactive = Some("stopped (stopPolicy: HoldAndDrain)".to_string())
                 }
             }
-            if spec.fair_sharing_weight.is_some() {
+            if spec.fair_sharing_weight.is_some() && !fair_on {
                 warnings.push(format!(
-                    "ClusterQueue {name} sets fairSharing, which gangplank does not implement; classical preemption is assumed"
+                    "ClusterQueue {name} sets fairSharing.weight, but Kueue's configuration does not enable fair sharing; the weight has no effect (classical preemption)"
                 ));
             }
             if !spec.admission_checks.is_empty() {
@@ -429,9 +429,11 @@ impl<'a> EngineState<'a> {
             cq.admitted = admitted.into_iter().collect();
         }
 
+        let fair = super::fair::FairState::new(cluster, &tree, opts.fair_sharing);
         EngineState {
             cluster,
             opts: opts.clone(),
+            fair,
             frs,
             tree,
             cqs,

@@ -293,6 +293,37 @@ impl ClusterBuilder {
         );
         self
     }
+    /// Sets `spec.fairSharing.weight` of a Cohort (created without quota if absent).
+    pub fn cohort_weight(mut self, name: &str, weight: &str) -> Self {
+        let c = self
+            .0
+            .cohorts
+            .entry(name.to_string())
+            .or_insert_with(|| Cohort {
+                name: name.to_string(),
+                ..Default::default()
+            });
+        c.fair_sharing_weight = Some(qty(weight));
+        self
+    }
+    /// Kueue's configuration with fair sharing on and the given strategies (empty =
+    /// Kueue's default, both in order).
+    pub fn fair_sharing(mut self, strategies: &[kueue_config::PreemptionStrategy]) -> Self {
+        let strategies = if strategies.is_empty() {
+            vec![
+                kueue_config::PreemptionStrategy::LessThanOrEqualToFinalShare,
+                kueue_config::PreemptionStrategy::LessThanInitialShare,
+            ]
+        } else {
+            strategies.to_vec()
+        };
+        let mut cfg = self.0.kueue_config.take().unwrap_or_default();
+        cfg.fair_sharing = Some(kueue_config::FairSharingConfig {
+            preemption_strategies: strategies,
+        });
+        self.0.kueue_config = Some(cfg);
+        self
+    }
     pub fn lq(mut self, ns: &str, name: &str, cq: &str) -> Self {
         self.0.local_queues.insert(
             (ns.to_string(), name.to_string()),

@@ -336,6 +336,37 @@ pub fn from_config_map(cm: &Value, source: &str) -> Result<KueueConfig, KueueCon
     parse_configuration(text, source)
 }
 
+/// Reads the text of a file given as `--kueue-config`: either a Configuration
+/// document or the ConfigMap holding one (`kind: ConfigMap`, key
+/// `controller_manager_config.yaml`). `source` names the file in errors.
+pub fn from_file_text(text: &str, source: &str) -> Result<KueueConfig, KueueConfigError> {
+    let value: Value = serde_yaml_ng::from_str(text).map_err(|e| KueueConfigError {
+        origin: source.to_string(),
+        field: "(document)".to_string(),
+        message: format!("not YAML: {e}"),
+    })?;
+    if value.get("kind").and_then(Value::as_str) == Some("ConfigMap") {
+        return from_config_map(&value, source);
+    }
+    if value.is_null() {
+        return Ok(KueueConfig {
+            source: source.to_string(),
+            ..KueueConfig::default()
+        });
+    }
+    from_value(&value, source)
+}
+
+/// The line a plan prints when no configuration was given or found: which of
+/// Kueue's defaults the engine assumed.
+pub fn assumed_defaults_notice() -> String {
+    format!(
+        "no Kueue configuration (ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME} or --kueue-config) found; \
+         assumed Kueue's defaults: fairSharing off (classical preemption), admissionFairSharing off, \
+         waitForPodsReady off, manageJobsWithoutQueueName false, feature gates at their defaults"
+    )
+}
+
 /// Whether a Kubernetes object is Kueue's configuration ConfigMap.
 pub fn is_kueue_config_map(obj: &Value) -> bool {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();

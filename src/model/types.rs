@@ -380,6 +380,11 @@ pub struct PodSet {
     pub tolerations: Vec<Toleration>,
     /// The pod template's priorityClassName, used when deriving priority from a job.
     pub priority_class_name: Option<String>,
+    /// Why Kueue would refuse the template's resources (`workload.ValidateResources`,
+    /// the Workload webhook's non-negative check): e.g. `template.spec.containers[0]:
+    /// Invalid value: ["cpu"]: requests must not exceed its limits`. Such a Workload
+    /// is inadmissible (QuotaReserved=False, reason Misconfigured).
+    pub invalid: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

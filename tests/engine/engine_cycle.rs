@@ -666,15 +666,21 @@ fn fair_sharing_is_never_silent() {
             .iter()
             .any(|w| w.contains("fairSharing"))
     );
-    let s = one_cq(CqBuilder::new("cq").quota("default", "cpu", "4")).build();
-    let p = plan(
-        &s,
-        &PlanOptions {
-            fair_sharing: true,
-            ..opts()
-        },
+    // with fair sharing on in Kueue's configuration, the weight is used: no warning
+    let s = one_cq(
+        CqBuilder::new("cq")
+            .quota("default", "cpu", "4")
+            .fair_sharing_weight("2"),
+    )
+    .fair_sharing(&[])
+    .wl(job("a", 0, 1, "1"))
+    .build();
+    let p = plan(&s, &opts());
+    assert!(
+        !p.warnings.iter().any(|w| w.contains("fairSharing")),
+        "{:?}",
+        p.warnings
     );
-    assert!(p.warnings.iter().any(|w| w.contains("fair sharing")));
 }
 
 // --- partial admission

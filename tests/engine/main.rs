@@ -4,6 +4,7 @@ mod cli_plan;
 mod engine_cycle;
 mod engine_golden;
 mod engine_hierarchy;
+mod engine_kueue_fair;
 mod engine_kueue_preemption;
 mod engine_kueue_scheduler;
 mod engine_perf;

@@ -1,5 +1,6 @@
 //! Classical preemption (semantics notes §6.1–§6.4): candidate collection, ordering,
-//! and the greedy removal + fill-back search. Fair sharing is not implemented.
+//! and the greedy removal + fill-back search. Fair preemption is in [`super::fair`];
+//! [`search::get_targets`] dispatches to it when fair sharing is on.
 
 pub mod candidates;
 pub mod ordering;
@@ -18,6 +19,8 @@ pub enum PreemptionReason {
     InClusterQueue,
     InCohortReclamation,
     InCohortReclaimWhileBorrowing,
+    /// Fair sharing: the target's queue has a higher share (`InCohortFairSharing`).
+    InCohortFairSharing,
 }
 
 impl PreemptionReason {
@@ -26,6 +29,7 @@ impl PreemptionReason {
             PreemptionReason::InClusterQueue => "InClusterQueue",
             PreemptionReason::InCohortReclamation => "InCohortReclamation",
             PreemptionReason::InCohortReclaimWhileBorrowing => "InCohortReclaimWhileBorrowing",
+            PreemptionReason::InCohortFairSharing => "InCohortFairSharing",
         }
     }
 
@@ -37,6 +41,7 @@ impl PreemptionReason {
             PreemptionReason::InCohortReclaimWhileBorrowing => {
                 "reclamation within the cohort while borrowing"
             }
+            PreemptionReason::InCohortFairSharing => "Fair Sharing within the cohort",
         }
     }
 }

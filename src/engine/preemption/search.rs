@@ -13,7 +13,11 @@ use crate::engine::state::key_cmp;
 
 /// `workloadFits`: every fr of the preemptor's request is available, and (unless
 /// borrowing is allowed) the preemptor's ClusterQueue would not borrow.
-fn workload_fits(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, allow_borrowing: bool) -> bool {
+pub(crate) fn workload_fits(
+    st: &EngineState<'_>,
+    ctx: &PreemptionCtx<'_>,
+    allow_borrowing: bool,
+) -> bool {
     let node = st.cqs[ctx.cq].node;
     ctx.usage.iter().all(|&(fr, v)| {
         if !allow_borrowing && st.tree.nodes[node].borrowing_with(fr, v) {
@@ -126,6 +130,9 @@ fn under_nominal(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> bool {
 /// The victims Kueue would choose for this preemptor, or empty if none suffice.
 /// The snapshot is left unchanged.
 pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Target> {
+    if st.fair.enabled {
+        return crate::engine::fair::get_targets(st, ctx);
+    }
     let list = ordered_candidates(st, ctx);
     if list.ordered.is_empty() {
         return Vec::new();

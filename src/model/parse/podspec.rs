@@ -83,6 +83,66 @@ pub(crate) fn pod_requests(spec: &At) -> FieldResult<ResourceList> {
     Ok(reqs)
 }
 
+/// Kueue's checks on a pod template's resources, first failure only:
+/// * the Workload webhook rejects negative quantities (`validateResourceList`,
+///   `pkg/webhooks/workload_webhook.go`);
+/// * `workload.ValidateResources` (`pkg/workload/resources.go`): for every init
+///   container, container and the pod-level resources, no request may exceed the
+///   limit of the same resource ("requests must not exceed its limits").
+///
+/// Limits without requests are not an error: the request defaults to the limit.
+const NEGATIVE: &str = "must be greater than or equal to 0";
+
+fn validate_resources(spec: &At) -> FieldResult<Option<String>> {
+    let mut parts: Vec<(String, Option<At>)> = Vec::new();
+    for (i, c) in spec.opt_list("initContainers")?.into_iter().enumerate() {
+        parts.push((
+            format!("template.spec.initContainers[{i}]"),
+            c.opt("resources")?,
+        ));
+    }
+    for (i, c) in spec.opt_list("containers")?.into_iter().enumerate() {
+        parts.push((
+            format!("template.spec.containers[{i}]"),
+            c.opt("resources")?,
+        ));
+    }
+    let pod_level = spec.opt("resources")?;
+    if pod_level.is_some() {
+        parts.push(("template.spec.resources".to_string(), pod_level));
+    }
+    for (path, res) in &parts {
+        let Some(res) = res else { continue };
+        let signed = |key: &str| -> FieldResult<ResourceList> {
+            res.opt_entries(key)?
+                .into_iter()
+                .map(|(k, a)| Ok((k.to_string(), a.quantity()?)))
+                .collect()
+        };
+        let requests = signed("requests")?;
+        let limits = signed("limits")?;
+        for (kind, list) in [("requests", &requests), ("limits", &limits)] {
+            if let Some((name, q)) = list.iter().find(|(_, q)| q.milli() < 0) {
+                return Ok(Some(format!(
+                    "{path}.resources.{kind}[{name}]: Invalid value: \"{q}\": {NEGATIVE}"
+                )));
+            }
+        }
+        let over: Vec<&str> = requests
+            .iter()
+            .filter(|(name, q)| limits.get(*name).is_some_and(|l| q.milli() > l.milli()))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        if !over.is_empty() {
+            return Ok(Some(format!(
+                "{path}: Invalid value: [\"{}\"]: requests must not exceed its limits",
+                over.join("\", \"")
+            )));
+        }
+    }
+    Ok(None)
+}
+
 /// `spec.tolerations`.
 pub(crate) fn tolerations(a: &At, key: &str) -> FieldResult<Vec<Toleration>> {
     a.opt_list(key)?
@@ -173,17 +233,26 @@ pub(crate) fn pod_set_from_template(
     notes.match_fields = match_fields;
     notes.runtime_class_without_overhead =
         spec.opt("runtimeClassName")?.is_some() && spec.opt("overhead")?.is_none();
+    let invalid = validate_resources(&spec)?;
+    // a negative quantity makes the template unusable: Kueue never admits it, so its
+    // requests are not computed (they would fail to parse)
+    let negative = invalid.as_deref().is_some_and(|m| m.ends_with(NEGATIVE));
     let pod_set = PodSet {
         name: name.to_string(),
         count,
         min_count: None,
-        requests: pod_requests(&spec)?,
+        requests: if negative {
+            ResourceList::new()
+        } else {
+            pod_requests(&spec)?
+        },
         node_selector: spec.string_map("nodeSelector")?,
         required_affinity,
         tolerations: tolerations(&spec, "tolerations")?,
         priority_class_name: spec
             .opt_string("priorityClassName")?
             .filter(|s| !s.is_empty()),
+        invalid,
     };
     Ok((pod_set, notes))
 }

@@ -1,0 +1,1891 @@
+//! Fair sharing cases ported from Kueue (revision in docs/engine.md):
+//! * `pkg/scheduler/preemption/preemption_fair_test.go` `TestFairPreemptions` and
+//!   `TestFairPreemptionSkipsUnsatisfiableTournament` — named after the Kueue case.
+//!   Kueue's test hands the preemptor a fixed assignment (cpu in one flavor, mode
+//!   Preempt) and asks `GetTargets`; here the engine's own target search
+//!   (`preemption::search::get_targets`, which dispatches to fair preemption) gets the
+//!   same input, and the victims (key and reason) are compared.
+//! * `pkg/scheduler/scheduler_test.go` / `scheduler_fs_test.go` fair-sharing cases,
+//!   run through whole cycles (`schedule_cycle` / `plan`).
+
+use std::collections::BTreeSet;
+
+use gangplank::engine::PlanOptions;
+use gangplank::engine::preemption::PreemptionCtx;
+use gangplank::engine::preemption::search::get_targets;
+use gangplank::engine::state::EngineState;
+use gangplank::engine::testing::*;
+use gangplank::model::kueue_config::PreemptionStrategy as S;
+use gangplank::model::{
+    BorrowWithinCohortPolicy as B, ClusterState, FungibilityPolicy, ReclaimWithinCohort as R,
+    WithinClusterQueue as W,
+};
+
+const NOW: i64 = 1_000_000;
+
+/// An admitted one-pod workload of `cpu` in `flavor`, uid = name (as Kueue's test sets).
+fn adm(name: &str, prio: i32, cq: &str, cpu: &str, flavor: &str) -> WlBuilder {
+    WlBuilder::new("", name)
+        .uid(name)
+        .priority(prio)
+        .pod_set("main", 1, &[("cpu", cpu)])
+        .admitted(cq, flavor, NOW)
+}
+
+/// `unitWl` (1 cpu) admitted in flavor "default".
+fn unit(name: &str, cq: &str) -> WlBuilder {
+    adm(name, 0, cq, "1", "default")
+}
+
+fn unit_p(name: &str, prio: i32, cq: &str) -> WlBuilder {
+    adm(name, prio, cq, "1", "default")
+}
+
+fn cpu(name: &str, cq: &str, q: &str) -> WlBuilder {
+    adm(name, 0, cq, q, "default")
+}
+
+fn cq(name: &str, cohort: Option<&str>, nominal: &str) -> CqBuilder {
+    let mut b = CqBuilder::new(name).quota("default", "cpu", nominal);
+    if let Some(c) = cohort {
+        b = b.cohort(c);
+    }
+    b
+}
+
+/// Kueue's `baseCQs`: a, b, c (3 cpu, LowerPriority/Any, borrowWithinCohort
+/// LowerPriority threshold -3) and "preemptible" (0 cpu), all in cohort "all".
+fn base_cqs() -> ClusterBuilder {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for n in ["a", "b", "c"] {
+        b = b.cq(cq(n, Some("all"), "3")
+            .preemption(W::LowerPriority, R::Any)
+            .borrow_within_cohort(B::LowerPriority, Some(-3)));
+    }
+    b.cq(cq("preemptible", Some("all"), "0"))
+}
+
+/// CQs a, b, c of 3 cpu with LowerPriority / Any and an optional weight each.
+fn weighted_abc(weights: [Option<&str>; 3], with_c: bool) -> ClusterBuilder {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for (n, w) in ["a", "b", "c"].into_iter().zip(weights) {
+        if n == "c" && !with_c {
+            continue;
+        }
+        let mut q = cq(n, Some("all"), "3").preemption(W::LowerPriority, R::Any);
+        if let Some(w) = w {
+            q = q.fair_sharing_weight(w);
+        }
+        b = b.cq(q);
+    }
+    b
+}
+
+fn cohort_obj(
+    b: ClusterBuilder,
+    name: &str,
+    parent: Option<&str>,
+    cpu: Option<&str>,
+) -> ClusterBuilder {
+    let groups = match cpu {
+        Some(q) => vec![rg(&["cpu"], vec![fq("default", vec![rq("cpu", q)])])],
+        None => Vec::new(),
+    };
+    b.cohort(name, parent, groups)
+}
+
+/// Runs the engine's target search for `incoming` (one pod of `cpu` cpu) queued in
+/// `target_cq`, assigned to `flavor` in Preempt mode, as Kueue's test does.
+fn targets_in(
+    b: ClusterBuilder,
+    strategies: &[S],
+    incoming: (&str, i32, &str),
+    target_cq: &str,
+    flavor: &str,
+) -> BTreeSet<(String, String)> {
+    let (name, prio, q) = incoming;
+    let cluster: ClusterState = b
+        .lq("", "lq-in", target_cq)
+        .wl(WlBuilder::new("", name)
+            .uid(name)
+            .priority(prio)
+            .queue("lq-in")
+            .created(NOW - 1000)
+            .pod_set("main", 1, &[("cpu", q)]))
+        .fair_sharing(strategies)
+        .build();
+    let opts = PlanOptions {
+        now: NOW,
+        ..Default::default()
+    };
+    let mut st = EngineState::new(&cluster, &opts);
+    assert!(st.fair.enabled);
+    let wl = st.wl_index(&format!("/{name}")).expect("incoming");
+    let c = st.cq_by_name[target_cq];
+    let spec = st.cqs[c].spec;
+    let fr = st.frs.get(flavor, "cpu").expect("flavor cpu");
+    let milli = gangplank::model::Quantity::parse(q).unwrap().milli();
+    let ctx = PreemptionCtx {
+        priority: prio,
+        queue_ts: st.wls[wl].queue_ts,
+        preemptor: Some(wl),
+        cq: c,
+        usage: vec![(fr, milli)],
+        frs_need: vec![fr],
+        policy: &spec.preemption,
+    };
+    let before: Vec<Vec<i128>> = st.tree.nodes.iter().map(|n| n.usage.clone()).collect();
+    let got = get_targets(&mut st, &ctx);
+    let after: Vec<Vec<i128>> = st.tree.nodes.iter().map(|n| n.usage.clone()).collect();
+    assert_eq!(
+        before, after,
+        "the search must leave the snapshot unchanged"
+    );
+    got.iter()
+        .map(|t| (st.wls[t.wl].key(), t.reason.as_str().to_string()))
+        .collect()
+}
+
+fn targets(
+    b: ClusterBuilder,
+    strategies: &[S],
+    incoming: (&str, i32, &str),
+    target_cq: &str,
+) -> BTreeSet<(String, String)> {
+    targets_in(b, strategies, incoming, target_cq, "default")
+}
+
+fn want(v: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    v.iter()
+        .map(|(a, b)| (format!("/{a}"), b.to_string()))
+        .collect()
+}
+
+fn with(b: ClusterBuilder, wls: Vec<WlBuilder>) -> ClusterBuilder {
+    wls.into_iter().fold(b, |b, w| b.wl(w))
+}
+
+const RECLAIM: &str = "InCohortReclamation";
+const FAIR: &str = "InCohortFairSharing";
+const IN_CQ: &str = "InClusterQueue";
+
+// --- TestFairPreemptions
+
+#[test]
+fn reclaim_nominal_from_user_using_the_most() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+            unit("c1", "c"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("c_incoming", 0, "1"), "c"),
+        want(&[("b1", RECLAIM)])
+    );
+}
+
+#[test]
+fn can_reclaim_from_queue_using_less_if_taking_the_latest_workload_from_user_using_the_most_isnt_enough()
+ {
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("a1", "a", "3"),
+            cpu("a2", "a", "1"),
+            cpu("b1", "b", "2"),
+            cpu("b2", "b", "3"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("c_incoming", 0, "3"), "c"),
+        want(&[("a1", RECLAIM)])
+    );
+}
+
+#[test]
+fn reclaim_borrowable_quota_from_user_using_the_most() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+            unit("c1", "c"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "1"), "a"),
+        want(&[("b1", FAIR)])
+    );
+}
+
+#[test]
+fn preempt_one_from_each_cq_borrowing() {
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("a1", "a", "0.5"),
+            cpu("a2", "a", "0.5"),
+            cpu("a3", "a", "3"),
+            cpu("b1", "b", "0.5"),
+            cpu("b2", "b", "0.5"),
+            cpu("b3", "b", "3"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("c_incoming", 0, "2"), "c"),
+        want(&[("a1", RECLAIM), ("b1", RECLAIM)])
+    );
+}
+
+#[test]
+fn cant_preempt_when_everyone_under_nominal() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("c1", "c"),
+            unit("c2", "c"),
+            unit("c3", "c"),
+        ],
+    );
+    assert_eq!(targets(b, &[], ("c_incoming", 0, "1"), "c"), want(&[]));
+}
+
+#[test]
+fn cant_preempt_when_it_would_switch_the_imbalance() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+        ],
+    );
+    assert_eq!(targets(b, &[], ("a_incoming", 0, "2"), "a"), want(&[]));
+}
+
+#[test]
+fn can_preempt_lower_priority_workloads_from_same_cq() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit_p("a1_low", -1, "a"),
+            unit_p("a2_low", -1, "a"),
+            unit("a3", "a"),
+            unit("a4", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "2"), "a"),
+        want(&[("a1_low", IN_CQ), ("a2_low", IN_CQ)])
+    );
+}
+
+#[test]
+fn can_preempt_a_combination_of_same_cq_and_highest_user() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit_p("a_low", -1, "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+            unit("b6", "b"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "2"), "a"),
+        want(&[("a_low", IN_CQ), ("b1", FAIR)])
+    );
+}
+
+#[test]
+fn preempt_huge_workload_if_there_is_no_other_option_as_long_as_the_target_cq_gets_a_lower_share() {
+    let b = with(base_cqs(), vec![cpu("b1", "b", "9")]);
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "2"), "a"),
+        want(&[("b1", RECLAIM)])
+    );
+}
+
+#[test]
+fn cant_preempt_huge_workload_if_the_incoming_is_also_huge() {
+    let b = with(base_cqs(), vec![cpu("a1", "a", "2"), cpu("b1", "b", "7")]);
+    assert_eq!(targets(b, &[], ("a_incoming", 0, "5"), "a"), want(&[]));
+}
+
+#[test]
+fn cant_preempt_2_smaller_workloads_if_the_incoming_is_huge() {
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("b1", "b", "2"),
+            cpu("b2", "b", "2"),
+            cpu("b3", "b", "3"),
+        ],
+    );
+    assert_eq!(targets(b, &[], ("a_incoming", 0, "6"), "a"), want(&[]));
+}
+
+#[test]
+fn preempt_from_target_and_others_even_if_over_nominal() {
+    let b = with(
+        base_cqs(),
+        vec![
+            adm("a1_low", -1, "a", "2", "default"),
+            adm("a2_low", -1, "a", "1", "default"),
+            cpu("b1", "b", "3"),
+            cpu("b2", "b", "3"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "4"), "a"),
+        want(&[("a1_low", IN_CQ), ("b1", FAIR)])
+    );
+}
+
+#[test]
+fn prefer_to_preempt_workloads_that_dont_make_the_target_cq_have_the_biggest_share() {
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("b1", "b", "2"),
+            cpu("b2", "b", "1"),
+            cpu("b3", "b", "2"),
+            cpu("c1", "c", "1"),
+        ],
+    );
+    // S2-b could preempt b1, but S2-a finds b2 first.
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "3.5"), "a"),
+        want(&[("b2", FAIR)])
+    );
+}
+
+#[test]
+fn preempt_from_different_cluster_queues_if_the_end_result_has_a_smaller_max_share() {
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("b1", "b", "2"),
+            cpu("b2", "b", "2.5"),
+            cpu("c1", "c", "2"),
+            cpu("c2", "c", "2.5"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "3.5"), "a"),
+        want(&[("b1", FAIR), ("c1", FAIR)])
+    );
+}
+
+#[test]
+fn scenario_above_does_not_flap() {
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("a1", "a", "3.5"),
+            cpu("b2", "b", "2.5"),
+            cpu("c2", "c", "2.5"),
+        ],
+    );
+    assert_eq!(targets(b, &[], ("b_incoming", 0, "2"), "b"), want(&[]));
+}
+
+#[test]
+fn cannot_preempt_if_it_would_make_the_candidate_cq_go_under_nominal_after_preempting_one_element()
+{
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("b1", "b", "3"),
+            cpu("b2", "b", "3"),
+            cpu("c1", "c", "3"),
+        ],
+    );
+    assert_eq!(targets(b, &[], ("a_incoming", 0, "4"), "a"), want(&[]));
+}
+
+#[test]
+fn workloads_under_priority_threshold_not_capriciously_preempted() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit_p("preemptible1", -3, "preemptible"),
+            unit_p("preemptible2", -3, "preemptible"),
+            unit_p("preemptible3", -3, "preemptible"),
+        ],
+    );
+    assert_eq!(targets(b, &[], ("a_incoming", 0, "2"), "a"), want(&[]));
+}
+
+#[test]
+fn preempt_lower_priority_first_even_if_big() {
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("a1", "a", "3"),
+            adm("b_low", 0, "b", "5", "default"),
+            adm("b_high", 1, "b", "1", "default"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[S::LessThanInitialShare], ("a_incoming", 0, "1"), "a"),
+        want(&[("b_low", FAIR)])
+    );
+}
+
+#[test]
+fn preempt_workload_that_doesnt_transfer_the_imbalance_even_if_high_priority() {
+    let b = with(
+        base_cqs(),
+        vec![
+            cpu("a1", "a", "3"),
+            adm("b_low", 0, "b", "5", "default"),
+            adm("b_high", 1, "b", "1", "default"),
+        ],
+    );
+    assert_eq!(
+        targets(
+            b,
+            &[S::LessThanOrEqualToFinalShare],
+            ("a_incoming", 0, "1"),
+            "a"
+        ),
+        want(&[("b_high", FAIR)])
+    );
+}
+
+#[test]
+fn cq_with_higher_weight_can_preempt_more() {
+    let b = with(
+        weighted_abc([Some("2"), None, None], true),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+            unit("b6", "b"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "2"), "a"),
+        want(&[("b1", FAIR), ("b2", FAIR)])
+    );
+}
+
+#[test]
+fn can_preempt_anything_borrowing_from_cq_with_0_weight() {
+    let b = with(
+        weighted_abc([None, Some("0"), None], true),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+            unit("b6", "b"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 0, "3"), "a"),
+        want(&[("b1", FAIR), ("b2", FAIR), ("b3", FAIR)])
+    );
+}
+
+#[test]
+fn cant_preempt_nominal_from_cq_with_0_weight() {
+    let b = with(
+        weighted_abc([None, Some("0"), None], false),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+        ],
+    );
+    assert_eq!(targets(b, &[], ("a_incoming", 0, "1"), "a"), want(&[]));
+}
+
+#[test]
+fn cant_preempt_nominal_from_cohort_with_0_weight() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("left-cq", Some("root"), "0").preemption(W::Never, R::Any))
+        .cq(cq("right-cq", Some("right-cohort"), "0")
+            .preemption(W::Never, R::Any)
+            .fair_sharing_weight("0"));
+    let b =
+        cohort_obj(b, "right-cohort", Some("root"), Some("1")).cohort_weight("right-cohort", "0");
+    let b = with(b, vec![unit("right-1", "right-cq")]);
+    assert_eq!(targets(b, &[], ("left-1", 0, "1"), "left-cq"), want(&[]));
+}
+
+#[test]
+fn can_preempt_within_cluster_queue_when_no_cohort() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", None, "1").preemption(W::LowerPriority, R::Never));
+    let b = with(b, vec![unit("a1", "a")]);
+    assert_eq!(
+        targets(b, &[], ("a_incoming", 1000, "1"), "a"),
+        want(&[("a1", IN_CQ)])
+    );
+}
+
+/// The tree of "hierarchical preemption": ROOT(5) with LEFT(5, weight 2) {a (1,
+/// weight 2), b (1)}, c (1), RIGHT(5) {d (1), e (1, weight 0.99)}.
+#[test]
+fn hierarchical_preemption() {
+    let mut b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("LEFT"), "1")
+            .fair_sharing_weight("2")
+            .preemption(W::Never, R::Any))
+        .cq(cq("b", Some("LEFT"), "1"))
+        .cq(cq("c", Some("ROOT"), "1"))
+        .cq(cq("d", Some("RIGHT"), "1"))
+        .cq(cq("e", Some("RIGHT"), "1").fair_sharing_weight("0.99"));
+    b = cohort_obj(b, "ROOT", None, Some("5"));
+    b = cohort_obj(b, "LEFT", Some("ROOT"), Some("5")).cohort_weight("LEFT", "2");
+    b = cohort_obj(b, "RIGHT", Some("ROOT"), Some("5"));
+    let mut wls = Vec::new();
+    for q in ["b", "c", "d", "e"] {
+        for p in 1..=5 {
+            wls.push(unit_p(&format!("{q}{p}"), p, q));
+        }
+    }
+    let b = with(b, wls);
+    assert_eq!(
+        targets(b, &[], ("unit", 0, "5"), "a"),
+        want(&[
+            ("b1", FAIR),
+            ("b2", FAIR),
+            ("c1", FAIR),
+            ("c2", FAIR),
+            ("e1", FAIR)
+        ])
+    );
+}
+
+#[test]
+fn borrowing_cq_in_non_borrowing_cohort_is_protected() {
+    let mut b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("ROOT"), "5")
+            .fair_sharing_weight("10")
+            .preemption(W::LowerPriority, R::Any))
+        .cq(cq("b", Some("RIGHT"), "0").fair_sharing_weight("0.1"));
+    b = cohort_obj(b, "ROOT", None, None);
+    b = cohort_obj(b, "RIGHT", Some("ROOT"), Some("1")).cohort_weight("RIGHT", "0.1");
+    let b = with(
+        b,
+        vec![
+            unit_p("a1", -1, "a"),
+            unit_p("a2", -1, "a"),
+            unit_p("a3", -1, "a"),
+            unit_p("b1", -1, "b"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("unit", 0, "5"), "a"),
+        want(&[("a1", IN_CQ), ("a2", IN_CQ), ("a3", IN_CQ)])
+    );
+}
+
+#[test]
+fn forced_to_preempt_within_clusterqueue_because_borrowing_workload_too_important() {
+    let mut b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("ROOT"), "5")
+            .fair_sharing_weight("10")
+            .preemption(W::LowerPriority, R::LowerPriority))
+        .cq(cq("b", Some("RIGHT"), "0").fair_sharing_weight("0.1"));
+    b = cohort_obj(b, "ROOT", None, None);
+    b = cohort_obj(b, "RIGHT", Some("ROOT"), Some("3")).cohort_weight("RIGHT", "0.1");
+    let b = with(
+        b,
+        vec![
+            unit_p("a1", -1, "a"),
+            unit_p("a2", -1, "a"),
+            unit_p("a3", -1, "a"),
+            adm("b1", 100, "b", "4", "default"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("unit", 0, "4"), "a"),
+        want(&[("a1", IN_CQ), ("a2", IN_CQ), ("a3", IN_CQ)])
+    );
+}
+
+#[test]
+fn deep_preemption() {
+    let mut b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("AAA"), "0").preemption(W::Never, R::Any))
+        .cq(cq("b", Some("BBB"), "0"));
+    b = cohort_obj(b, "ROOT", None, None);
+    for (c, p) in [
+        ("A", "ROOT"),
+        ("AA", "A"),
+        ("AAA", "AA"),
+        ("B", "ROOT"),
+        ("BB", "B"),
+        ("BBB", "BB"),
+        ("C", "ROOT"),
+        ("CC", "C"),
+        ("CCC", "CC"),
+    ] {
+        b = cohort_obj(b, c, Some(p), None);
+    }
+    b = cohort_obj(b, "CCCC", Some("CCC"), Some("1"));
+    b = b.cohort_weight("A", "1.01").cohort_weight("B", "0.99");
+    let b = with(b, vec![unit("b1", "b")]);
+    assert_eq!(targets(b, &[], ("a1", 0, "1"), "a"), want(&[("b1", FAIR)]));
+}
+
+#[test]
+fn cq_with_zero_weight_can_reclaim_nominal_quota() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("ROOT"), "1")
+            .fair_sharing_weight("0.0")
+            .preemption(W::Never, R::Any))
+        .cq(cq("b", Some("ROOT"), "0").fair_sharing_weight("1.0"));
+    let b = with(b, vec![unit("b1", "b")]);
+    assert_eq!(
+        targets(b, &[], ("a1", 0, "1"), "a"),
+        want(&[("b1", RECLAIM)])
+    );
+}
+
+#[test]
+fn cohort_with_zero_weight_can_reclaim_nominal_quota() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("A"), "0")
+            .fair_sharing_weight("0.0")
+            .preemption(W::Never, R::Any))
+        .cq(cq("b", Some("ROOT"), "0").fair_sharing_weight("1.0"));
+    let b = cohort_obj(b, "A", Some("ROOT"), Some("1")).cohort_weight("A", "0.0");
+    let b = with(b, vec![unit("b1", "b")]);
+    assert_eq!(targets(b, &[], ("a1", 0, "1"), "a"), want(&[("b1", FAIR)]));
+}
+
+#[test]
+fn nominal_first_workload_fitting_within_nominal_can_preempt_despite_high_aggregate_drs() {
+    let b = ClusterBuilder::new()
+        .flavor("premium")
+        .flavor("cheap")
+        .cq(CqBuilder::new("a")
+            .cohort("all")
+            .group(rg(
+                &["cpu"],
+                vec![
+                    fq("premium", vec![rq("cpu", "3")]),
+                    fq("cheap", vec![rq("cpu", "0")]),
+                ],
+            ))
+            .preemption(W::Never, R::Any)
+            .fungibility(
+                FungibilityPolicy::MayStopSearch,
+                FungibilityPolicy::MayStopSearch,
+                None,
+            ))
+        .cq(CqBuilder::new("b").cohort("all").group(rg(
+            &["cpu"],
+            vec![
+                fq("premium", vec![rq("cpu", "0")]),
+                fq("cheap", vec![rq("cpu", "6")]),
+            ],
+        )));
+    let b = with(
+        b,
+        vec![
+            adm("a_prem1", 0, "a", "1", "premium"),
+            adm("a_prem2", 0, "a", "1", "premium"),
+            adm("a_cheap1", 0, "a", "1", "cheap"),
+            adm("a_cheap2", 0, "a", "1", "cheap"),
+            adm("a_cheap3", 0, "a", "1", "cheap"),
+            adm("a_cheap4", 0, "a", "1", "cheap"),
+            adm("a_cheap5", 0, "a", "1", "cheap"),
+            adm("b_prem1", 0, "b", "1", "premium"),
+        ],
+    );
+    assert_eq!(
+        targets_in(b, &[], ("a_incoming", 0, "1"), "a", "premium"),
+        want(&[("b_prem1", RECLAIM)])
+    );
+}
+
+#[test]
+fn zero_weight_borrowing_preemptor_cannot_preempt_from_a_borrowing_cq_with_a_non_zero_weight() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("all"), "1")
+            .fair_sharing_weight("0")
+            .preemption(W::Never, R::Any))
+        .cq(cq("b", Some("all"), "1").fair_sharing_weight("1"));
+    let b = with(b, vec![unit("a1", "a"), unit("b1", "b"), unit("b2", "b")]);
+    assert_eq!(targets(b, &[], ("a_incoming", 0, "1"), "a"), want(&[]));
+}
+
+fn zero_or_not(weight: &str) -> ClusterBuilder {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("all"), "1")
+            .fair_sharing_weight(weight)
+            .preemption(W::Never, R::Any))
+        .cq(cq("b", Some("all"), "0").fair_sharing_weight(weight));
+    let b = cohort_obj(b, "all", None, Some("3"));
+    with(b, vec![unit("b1", "b"), unit("b2", "b"), unit("b3", "b")])
+}
+
+#[test]
+fn zero_weight_borrowing_preemptor_can_preempt_from_a_borrowing_cq_which_also_has_zero_weight() {
+    assert_eq!(
+        targets(zero_or_not("0"), &[], ("a_incoming", 0, "2"), "a"),
+        want(&[("b1", FAIR)])
+    );
+}
+
+#[test]
+fn non_zero_weight_borrowing_preemptor_preempts_from_a_borrowing_cq() {
+    assert_eq!(
+        targets(zero_or_not("1"), &[], ("a_incoming", 0, "2"), "a"),
+        want(&[("b1", FAIR)])
+    );
+}
+
+#[test]
+fn candidates_skipped_by_the_first_strategy_are_still_available_to_the_second_strategy() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("p", Some("A"), "2")
+            .fair_sharing_weight("1")
+            .preemption(W::Never, R::Any))
+        .cq(cq("y", Some("A"), "2").fair_sharing_weight("1"))
+        .cq(cq("x", Some("ROOT"), "1").fair_sharing_weight("1"));
+    let b = cohort_obj(b, "A", Some("ROOT"), Some("1")).cohort_weight("A", "0");
+    let b = with(
+        b,
+        vec![
+            cpu("p1", "p", "2"),
+            cpu("y1", "y", "2"),
+            cpu("y2", "y", "2"),
+            unit("x1", "x"),
+            unit("x2", "x"),
+        ],
+    );
+    assert_eq!(
+        targets(b, &[], ("p_incoming", 0, "1"), "p"),
+        want(&[("y1", FAIR), ("x1", FAIR)])
+    );
+}
+
+// --- TestFairPreemptionSkipsUnsatisfiableTournament (outcome only: no targets)
+
+fn skips(weight: &str) -> BTreeSet<(String, String)> {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(cq("a", Some("all"), "1")
+            .fair_sharing_weight(weight)
+            .preemption(W::Never, R::Any))
+        .cq(cq("b", Some("all"), "1").fair_sharing_weight("1"));
+    let b = with(b, vec![unit("a1", "a"), unit("b1", "b"), unit("b2", "b")]);
+    targets(b, &[], ("a_incoming", 0, "1"), "a")
+}
+
+#[test]
+fn zero_weight_preemptor_share_is_inf_and_the_tournament_is_skipped() {
+    assert_eq!(skips("0"), want(&[]));
+}
+
+#[test]
+fn non_zero_weight_preemptor_share_is_finite_so_the_tournament_runs() {
+    assert_eq!(skips("1"), want(&[]));
+}
+
+// --- scheduler_fs_test.go TestScheduleForFairSharing: one cycle, admitted and preempted
+
+use gangplank::engine::{SchedulerMemory, schedule_cycle};
+
+type Cycle = (BTreeSet<String>, BTreeSet<(String, String)>);
+
+/// One cycle with fair sharing on: (admitted keys, (victim key, reason)).
+fn cycle(b: ClusterBuilder) -> Cycle {
+    let s = b.fair_sharing(&[]).build();
+    let out = schedule_cycle(
+        &s,
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    (
+        out.admitted.iter().map(|a| a.workload.clone()).collect(),
+        out.preempted
+            .iter()
+            .map(|p| (p.workload.clone(), p.reason.as_str().to_string()))
+            .collect(),
+    )
+}
+
+fn keys(v: &[&str]) -> BTreeSet<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn victims(v: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    v.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// A pending workload of one pod in namespace `ns`, queued in LocalQueue `lq`.
+fn pend(
+    ns: &str,
+    name: &str,
+    lq: &str,
+    prio: i32,
+    created: i64,
+    reqs: &[(&str, &str)],
+) -> WlBuilder {
+    WlBuilder::new(ns, name)
+        .uid(name)
+        .queue(lq)
+        .priority(prio)
+        .created(created)
+        .pod_set("one", 1, reqs)
+}
+
+/// An admitted workload of one pod; every resource in `flavor`.
+fn held(
+    ns: &str,
+    name: &str,
+    cq: &str,
+    prio: i32,
+    flavor: &str,
+    reqs: &[(&str, &str)],
+) -> WlBuilder {
+    WlBuilder::new(ns, name)
+        .uid(name)
+        .priority(prio)
+        .pod_set("one", 1, reqs)
+        .admitted(cq, flavor, NOW - 10_000)
+}
+
+/// Flavors of the suite and a LocalQueue `lq-<cq>` in "eng-alpha" per ClusterQueue.
+fn suite(cqs: Vec<CqBuilder>) -> ClusterBuilder {
+    let mut b = ClusterBuilder::new()
+        .flavor("default")
+        .flavor("on-demand")
+        .flavor("spot")
+        .flavor("model-a");
+    for q in cqs {
+        let name = q.0.name.clone();
+        b = b.cq(q).lq("eng-alpha", &format!("lq-{name}"), &name);
+    }
+    b
+}
+
+fn cpu_q(name: &str, cohort: &str, flavors: &[(&str, &str, Option<&str>)]) -> CqBuilder {
+    CqBuilder::new(name).cohort(cohort).group(rg(
+        &["cpu"],
+        flavors
+            .iter()
+            .map(|(f, n, bl)| fq(f, vec![rq_limits("cpu", n, *bl, None)]))
+            .collect(),
+    ))
+}
+
+/// The suite's eng-alpha / eng-beta ClusterQueues (cohort "eng").
+fn eng_alpha() -> CqBuilder {
+    cpu_q(
+        "eng-alpha",
+        "eng",
+        &[("on-demand", "50", Some("50")), ("spot", "100", Some("0"))],
+    )
+}
+
+fn eng_beta() -> CqBuilder {
+    cpu_q(
+        "eng-beta",
+        "eng",
+        &[("on-demand", "50", Some("10")), ("spot", "0", Some("100"))],
+    )
+    .group(rg(
+        &["example.com/gpu"],
+        vec![fq(
+            "model-a",
+            vec![rq_limits("example.com/gpu", "20", Some("0"), None)],
+        )],
+    ))
+    .preemption(W::LowerPriority, R::Any)
+}
+
+fn od(n: &str) -> Vec<(&'static str, &str, Option<&'static str>)> {
+    vec![("on-demand", n, None)]
+}
+
+#[test]
+fn with_fair_sharing_schedule_workload_with_lowest_share_first() {
+    let b = suite(vec![
+        eng_alpha(),
+        eng_beta(),
+        cpu_q("eng-shared", "eng", &[("on-demand", "10", Some("0"))]),
+    ])
+    .lq("eng-alpha", "main", "eng-alpha")
+    .lq("eng-beta", "main", "eng-beta")
+    .wl(WlBuilder::new("eng-alpha", "all_nominal")
+        .pod_set("one", 50, &[("cpu", "1")])
+        .admitted("eng-alpha", "on-demand", NOW))
+    .wl(WlBuilder::new("eng-beta", "borrowing")
+        .pod_set("one", 55, &[("cpu", "1")])
+        .admitted("eng-beta", "on-demand", NOW))
+    .wl(WlBuilder::new("eng-beta", "older_new")
+        .queue("main")
+        .created(NOW - 60_000)
+        .pod_set("one", 1, &[("cpu", "1")]))
+    .wl(WlBuilder::new("eng-alpha", "new")
+        .queue("main")
+        .created(NOW)
+        .pod_set("one", 5, &[("cpu", "1")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/new"]), victims(&[])));
+}
+
+/// ROOT { Cohort-A (10) { cq-a (0) }, Cohort-B { cq-b (5), cq-c (0, 10 used) } }.
+#[test]
+fn with_fair_sharing_hierarchical_nominal_first_prefers_non_borrowing_subtree() {
+    let b = suite(vec![
+        cpu_q("cq-a", "Cohort-A", &od("0")),
+        cpu_q("cq-b", "Cohort-B", &od("5")),
+        cpu_q("cq-c", "Cohort-B", &od("0")),
+    ]);
+    let b = cohort_obj(b, "root", None, None);
+    let b = b.cohort(
+        "Cohort-A",
+        Some("root"),
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])],
+    );
+    let b = cohort_obj(b, "Cohort-B", Some("root"), None)
+        .wl(held(
+            "eng-alpha",
+            "c0",
+            "cq-c",
+            0,
+            "on-demand",
+            &[("cpu", "10")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-a",
+            "lq-cq-a",
+            0,
+            NOW,
+            &[("cpu", "5")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-b",
+            "lq-cq-b",
+            0,
+            NOW,
+            &[("cpu", "5")],
+        ));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/wl-a"]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_hierarchical_nominal_first_with_deeper_nesting() {
+    let b = suite(vec![
+        cpu_q("cq-a", "SUB-A", &od("0")),
+        cpu_q("cq-b", "Cohort-B", &od("5")),
+        cpu_q("cq-c", "Cohort-B", &od("0")),
+    ]);
+    let b = cohort_obj(b, "root", None, None);
+    let b = cohort_obj(b, "Cohort-A", Some("root"), None);
+    let b = b.cohort(
+        "SUB-A",
+        Some("Cohort-A"),
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])],
+    );
+    let b = cohort_obj(b, "Cohort-B", Some("root"), None)
+        .wl(held(
+            "eng-alpha",
+            "c0",
+            "cq-c",
+            0,
+            "on-demand",
+            &[("cpu", "10")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-a",
+            "lq-cq-a",
+            0,
+            NOW,
+            &[("cpu", "5")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-b",
+            "lq-cq-b",
+            0,
+            NOW,
+            &[("cpu", "5")],
+        ));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/wl-a"]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_hierarchical_nominal_first_with_mixed_cq_and_cohort_quotas() {
+    let b = suite(vec![
+        cpu_q("cq-a1", "Cohort-A", &od("5")),
+        cpu_q("cq-a2", "Cohort-A", &od("3")),
+        cpu_q("cq-b", "Cohort-B", &od("5")),
+        cpu_q("cq-c", "Cohort-B", &od("3")),
+    ]);
+    let od10 = || vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])];
+    let b = cohort_obj(b, "root", None, None)
+        .cohort("Cohort-A", Some("root"), od10())
+        .cohort("Cohort-B", Some("root"), od10())
+        .wl(held(
+            "eng-alpha",
+            "a2-admitted",
+            "cq-a2",
+            0,
+            "on-demand",
+            &[("cpu", "6")],
+        ))
+        .wl(held(
+            "eng-alpha",
+            "c-admitted",
+            "cq-c",
+            0,
+            "on-demand",
+            &[("cpu", "20")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-a1",
+            "lq-cq-a1",
+            0,
+            NOW,
+            &[("cpu", "7")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-b",
+            "lq-cq-b",
+            0,
+            NOW,
+            &[("cpu", "4")],
+        ));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/wl-a1"]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_hierarchical_nominal_first_per_flavor_ignores_cross_flavor_borrowing() {
+    fn both(n_od: &str) -> Vec<(&str, &str, Option<&str>)> {
+        vec![("on-demand", n_od, None), ("spot", "0", None)]
+    }
+    let b = suite(vec![
+        cpu_q("cq-a", "Cohort-A", &both("0")),
+        cpu_q("cq-b", "Cohort-B", &both("5")),
+    ]);
+    let b = cohort_obj(b, "root", None, None)
+        .cohort(
+            "Cohort-A",
+            Some("root"),
+            vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])],
+        )
+        .cohort(
+            "Cohort-B",
+            Some("root"),
+            vec![rg(&["cpu"], vec![fq("spot", vec![rq("cpu", "10")])])],
+        )
+        .wl(held(
+            "eng-alpha",
+            "spot-admitted",
+            "cq-a",
+            0,
+            "spot",
+            &[("cpu", "5")],
+        ))
+        .wl(held(
+            "eng-alpha",
+            "od-admitted",
+            "cq-b",
+            0,
+            "on-demand",
+            &[("cpu", "8")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-a",
+            "lq-cq-a",
+            0,
+            NOW,
+            &[("cpu", "4")],
+        ))
+        .wl(pend(
+            "eng-alpha",
+            "wl-b",
+            "lq-cq-b",
+            0,
+            NOW,
+            &[("cpu", "4")],
+        ));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/wl-a"]), victims(&[])));
+}
+
+/// A (200) { B { d (10 used), e (20 used) }, C { f, g (100 used) } }.
+#[test]
+fn hierarchical_fair_sharing_schedule_workload_which_wins_tournament() {
+    let b = suite(vec![
+        cpu_q("d", "B", &od("0")),
+        cpu_q("e", "B", &od("0")),
+        cpu_q("f", "C", &od("0")),
+        cpu_q("g", "C", &od("0")),
+    ])
+    .cohort(
+        "A",
+        None,
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "200")])])],
+    );
+    let b = cohort_obj(b, "B", Some("A"), None);
+    let b = cohort_obj(b, "C", Some("A"), None)
+        .wl(held(
+            "eng-alpha",
+            "d0",
+            "d",
+            0,
+            "on-demand",
+            &[("cpu", "10")],
+        ))
+        .wl(held(
+            "eng-alpha",
+            "e0",
+            "e",
+            0,
+            "on-demand",
+            &[("cpu", "20")],
+        ))
+        .wl(held(
+            "eng-alpha",
+            "g0",
+            "g",
+            0,
+            "on-demand",
+            &[("cpu", "100")],
+        ))
+        .wl(pend("eng-alpha", "d1", "lq-d", 0, NOW, &[("cpu", "70")]))
+        .wl(pend("eng-alpha", "e1", "lq-e", 0, NOW, &[("cpu", "61")]))
+        .wl(pend("eng-alpha", "f1", "lq-f", 0, NOW, &[("cpu", "1")]))
+        .wl(pend("eng-alpha", "g1", "lq-g", 0, NOW, &[("cpu", "1")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/d1"]), victims(&[])));
+}
+
+fn two_in_a(quota: &str, weight: Option<&str>, preempt: bool) -> ClusterBuilder {
+    let mk = |n: &str| {
+        let mut q = cpu_q(n, "A", &od("0"));
+        if let Some(w) = weight {
+            q = q.fair_sharing_weight(w);
+        }
+        if preempt {
+            q = q.preemption(W::Never, R::Any);
+        }
+        q
+    };
+    suite(vec![mk("b"), mk("c")]).cohort(
+        "A",
+        None,
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", quota)])])],
+    )
+}
+
+#[test]
+fn fair_sharing_schedule_workload_with_lowest_drf_after_admission() {
+    let b = two_in_a("100", None, false)
+        .wl(held(
+            "eng-alpha",
+            "b0",
+            "b",
+            0,
+            "on-demand",
+            &[("cpu", "10")],
+        ))
+        .wl(pend("eng-alpha", "b1", "lq-b", 0, NOW, &[("cpu", "50")]))
+        .wl(pend("eng-alpha", "c1", "lq-c", 0, NOW, &[("cpu", "75")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/b1"]), victims(&[])));
+}
+
+fn borrows_less(weight: &str) -> Cycle {
+    let b = two_in_a("8", Some(weight), true)
+        .wl(held(
+            "eng-alpha",
+            "b0",
+            "b",
+            0,
+            "on-demand",
+            &[("cpu", "4")],
+        ))
+        .wl(pend("eng-alpha", "b1", "lq-b", 9001, NOW, &[("cpu", "4")]))
+        .wl(pend("eng-alpha", "c1", "lq-c", 0, NOW, &[("cpu", "4")]));
+    cycle(b)
+}
+
+#[test]
+fn fair_sharing_two_queues_with_weight_0_schedules_workload_which_borrows_less() {
+    assert_eq!(borrows_less("0"), (keys(&["eng-alpha/c1"]), victims(&[])));
+}
+
+#[test]
+fn fair_sharing_two_queues_with_high_weight_schedules_workload_which_borrows_less() {
+    assert_eq!(
+        borrows_less("123456789"),
+        (keys(&["eng-alpha/c1"]), victims(&[]))
+    );
+}
+
+#[test]
+fn fair_sharing_schedule_singleton_cqs_and_cq_without_cohort() {
+    let b = suite(vec![
+        cpu_q("a", "A", &od("0")),
+        cpu_q("b", "B", &od("10")),
+        CqBuilder::new("c").quota("on-demand", "cpu", "10"),
+    ])
+    .cohort(
+        "A",
+        None,
+        vec![rg(&["cpu"], vec![fq("on-demand", vec![rq("cpu", "10")])])],
+    );
+    let b = cohort_obj(b, "B", None, None)
+        .wl(pend("eng-alpha", "a1", "lq-a", 0, NOW, &[("cpu", "10")]))
+        .wl(pend("eng-alpha", "b1", "lq-b", 0, NOW, &[("cpu", "10")]))
+        .wl(pend("eng-alpha", "c1", "lq-c", 0, NOW, &[("cpu", "10")]));
+    assert_eq!(
+        cycle(b),
+        (
+            keys(&["eng-alpha/a1", "eng-alpha/b1", "eng-alpha/c1"]),
+            victims(&[])
+        )
+    );
+}
+
+#[test]
+fn fair_sharing_schedule_highest_priority_first() {
+    let b = two_in_a("10", None, false)
+        .wl(pend("eng-alpha", "b1", "lq-b", 99, NOW, &[("cpu", "10")]))
+        .wl(pend("eng-alpha", "c1", "lq-c", 101, NOW, &[("cpu", "10")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/c1"]), victims(&[])));
+}
+
+#[test]
+fn fair_sharing_schedule_earliest_timestamp_first() {
+    let b = two_in_a("10", None, false)
+        .wl(pend(
+            "eng-alpha",
+            "b1",
+            "lq-b",
+            101,
+            NOW + 1000,
+            &[("cpu", "10")],
+        ))
+        .wl(pend("eng-alpha", "c1", "lq-c", 101, NOW, &[("cpu", "10")]));
+    assert_eq!(cycle(b), (keys(&["eng-alpha/c1"]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_preempt_workload_from_cq_with_the_highest_share() {
+    let mut b = suite(vec![
+        eng_alpha(),
+        eng_beta(),
+        cpu_q("eng-gamma", "eng", &[("on-demand", "50", Some("0"))]),
+    ])
+    .lq("eng-beta", "main", "eng-beta")
+    .wl(held(
+        "eng-alpha",
+        "all_spot",
+        "eng-alpha",
+        0,
+        "spot",
+        &[("cpu", "100")],
+    ));
+    for i in 1..=4 {
+        b = b.wl(held(
+            "eng-alpha",
+            &format!("alpha{i}"),
+            "eng-alpha",
+            0,
+            "on-demand",
+            &[("cpu", "20")],
+        ));
+    }
+    for (i, q) in [(1, "10"), (2, "20"), (3, "20"), (4, "20")] {
+        b = b.wl(held(
+            "eng-gamma",
+            &format!("gamma{i}"),
+            "eng-gamma",
+            0,
+            "on-demand",
+            &[("cpu", q)],
+        ));
+    }
+    let b = b.wl(pend(
+        "eng-beta",
+        "preemptor",
+        "main",
+        0,
+        NOW,
+        &[("cpu", "30")],
+    ));
+    assert_eq!(
+        cycle(b),
+        (
+            keys(&[]),
+            victims(&[("eng-alpha/alpha1", RECLAIM), ("eng-gamma/gamma1", RECLAIM)])
+        )
+    );
+}
+
+/// Kueue's case builds its ClusterQueues with `Preemption{WithinClusterQueue:
+/// LowerPriority}` and no reclaimWithinCohort: the empty string, which the API server
+/// never stores (it defaults to Never). Kueue's `canPreemptWhileBorrowing` treats ""
+/// as not Never, so its test finds the in-queue victims; with Never (a real cluster)
+/// Kueue's flavor assigner returns NoFit for a 3-cpu request over a 2-cpu nominal and
+/// preempts nothing, which is what gangplank does. Listed in docs/engine.md.
+#[test]
+fn multiple_preemptions_within_cq_when_fair_sharing() {
+    let mut b = suite(vec![
+        CqBuilder::new("other-alpha")
+            .cohort("other")
+            .quota("default", "cpu", "2")
+            .preemption(W::LowerPriority, R::Never),
+        CqBuilder::new("other-beta")
+            .cohort("other")
+            .quota("default", "cpu", "2")
+            .preemption(W::LowerPriority, R::Never),
+        CqBuilder::new("other-gamma")
+            .cohort("other")
+            .quota("default", "cpu", "2")
+            .preemption(W::LowerPriority, R::Never),
+        CqBuilder::new("resource-bank")
+            .cohort("other")
+            .quota("default", "cpu", "3"),
+    ]);
+    for (ns, w, q) in [
+        ("eng-alpha", "a1", "other-alpha"),
+        ("eng-beta", "b1", "other-beta"),
+        ("eng-gamma", "c1", "other-gamma"),
+    ] {
+        b = b
+            .lq(ns, "other", q)
+            .wl(held(ns, w, q, 0, "default", &[("cpu", "3")]))
+            .wl(pend(ns, "preemptor", "other", 100, NOW, &[("cpu", "3")])
+                .uid(&format!("wl-preemptor-{ns}")));
+    }
+    // Kueue's unit test (reclaimWithinCohort ""): victims a1, b1, c1 (InClusterQueue).
+    assert_eq!(cycle(b), (keys(&[]), victims(&[])));
+}
+
+#[test]
+fn not_enough_resources_with_fair_sharing_enabled() {
+    let b = suite(vec![CqBuilder::new("sales").quota("default", "cpu", "50")])
+        .lq("sales", "main", "sales")
+        .wl(pend("sales", "new", "main", 0, NOW, &[("cpu", "100")]));
+    assert_eq!(cycle(b), (keys(&[]), victims(&[])));
+}
+
+#[test]
+fn with_fair_sharing_prefer_reclamation_over_cq_priority_based_preemption_with_preemption_while_borrowing()
+ {
+    let gpu = |name: &str, n: &str| {
+        CqBuilder::new(name).cohort("other").group(rg(
+            &["gpu"],
+            vec![
+                fq("on-demand", vec![rq("gpu", n)]),
+                fq("spot", vec![rq("gpu", n)]),
+            ],
+        ))
+    };
+    let b = suite(vec![
+        gpu("other-alpha", "7").preemption(W::LowerPriority, R::LowerPriority),
+        gpu("other-beta", "3"),
+    ])
+    .lq("eng-alpha", "other", "other-alpha")
+    .wl(held(
+        "eng-alpha",
+        "a1",
+        "other-alpha",
+        50,
+        "on-demand",
+        &[("gpu", "5")],
+    ))
+    .wl(held(
+        "eng-beta",
+        "b1",
+        "other-beta",
+        50,
+        "spot",
+        &[("gpu", "5")],
+    ))
+    .wl(pend(
+        "eng-alpha",
+        "preemptor",
+        "other",
+        100,
+        NOW,
+        &[("gpu", "8")],
+    ));
+    assert_eq!(cycle(b), (keys(&[]), victims(&[("eng-beta/b1", FAIR)])));
+}
+
+fn local_capacity() -> ClusterBuilder {
+    let gpu2 = |od: &str, spot: &str| {
+        vec![rg(
+            &["gpu"],
+            vec![
+                fq("on-demand", vec![rq("gpu", od)]),
+                fq("spot", vec![rq("gpu", spot)]),
+            ],
+        )]
+    };
+    suite(vec![
+        CqBuilder::new("queue1")
+            .cohort("child-cohort")
+            .group(gpu2("3", "3").remove(0))
+            .preemption(W::LowerPriority, R::Any)
+            .fungibility(
+                FungibilityPolicy::TryNextFlavor,
+                FungibilityPolicy::TryNextFlavor,
+                None,
+            ),
+    ])
+    .cohort("root-cohort", None, gpu2("2", "0"))
+    .cohort("child-cohort", Some("root-cohort"), gpu2("5", "7"))
+    .lq("default", "queue1", "queue1")
+    .wl(held(
+        "default",
+        "a1",
+        "queue1",
+        0,
+        "on-demand",
+        &[("gpu", "8")],
+    ))
+    .wl(held("default", "a2", "queue1", 0, "spot", &[("gpu", "3")]))
+    .wl(pend("default", "a3", "queue1", 0, NOW, &[("gpu", "1")]))
+}
+
+#[test]
+fn prefer_flavor_with_most_local_capacity() {
+    let s = local_capacity().fair_sharing(&[]).build();
+    let out = schedule_cycle(
+        &s,
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    assert_eq!(out.admitted.len(), 1);
+    assert_eq!(out.admitted[0].workload, "default/a3");
+    assert_eq!(
+        out.admitted[0].admission.pod_set_assignments[0].flavors["gpu"],
+        "spot"
+    );
+}
+
+#[test]
+fn prefer_flavor_with_most_local_capacity_fs_false() {
+    let s = local_capacity().build();
+    let out = schedule_cycle(
+        &s,
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    assert_eq!(out.admitted.len(), 1);
+    assert_eq!(out.admitted[0].workload, "default/a3");
+    assert_eq!(
+        out.admitted[0].admission.pod_set_assignments[0].flavors["gpu"],
+        "spot"
+    );
+}
+
+#[test]
+fn fair_sharing_in_cq_preemption_for_cq_without_cohort_repro_for_nil_pointer_panic() {
+    let b = suite(vec![
+        CqBuilder::new("no-cohort-cq")
+            .quota("default", "cpu", "4")
+            .preemption(W::LowerPriority, R::Never),
+    ])
+    .lq("default", "no-cohort-queue", "no-cohort-cq")
+    .wl(held(
+        "default",
+        "nc-low",
+        "no-cohort-cq",
+        -1,
+        "default",
+        &[("cpu", "4")],
+    ))
+    .wl(pend(
+        "default",
+        "nc-high",
+        "no-cohort-queue",
+        100,
+        NOW,
+        &[("cpu", "4")],
+    ));
+    assert_eq!(cycle(b), (keys(&[]), victims(&[("default/nc-low", IN_CQ)])));
+}
+
+#[test]
+fn preemption_over_borrowing_with_fair_sharing_preempt_in_first_flavor_instead_of_borrowing_in_second()
+ {
+    let b = suite(vec![
+        CqBuilder::new("fs-pob-cq")
+            .cohort("fs-pob-cohort")
+            .fair_sharing_weight("1")
+            .group(rg(
+                &["cpu"],
+                vec![
+                    fq("on-demand", vec![rq_limits("cpu", "5", Some("0"), None)]),
+                    fq("spot", vec![rq_limits("cpu", "0", Some("5"), None)]),
+                ],
+            ))
+            .preemption(W::LowerPriority, R::Never)
+            .fungibility(
+                FungibilityPolicy::TryNextFlavor,
+                FungibilityPolicy::TryNextFlavor,
+                Some(gangplank::model::FungibilityPreference::PreemptionOverBorrowing),
+            ),
+        CqBuilder::new("fs-pob-lender")
+            .cohort("fs-pob-cohort")
+            .fair_sharing_weight("1")
+            .group(rg(
+                &["cpu"],
+                vec![
+                    fq("on-demand", vec![rq("cpu", "0")]),
+                    fq("spot", vec![rq("cpu", "5")]),
+                ],
+            )),
+    ])
+    .lq("default", "fs-pob-queue", "fs-pob-cq")
+    .wl(held(
+        "default",
+        "fs-low-pob",
+        "fs-pob-cq",
+        -1,
+        "on-demand",
+        &[("cpu", "5")],
+    ))
+    .wl(pend(
+        "default",
+        "fs-high-pob",
+        "fs-pob-queue",
+        0,
+        NOW,
+        &[("cpu", "5")],
+    ));
+    assert_eq!(
+        cycle(b),
+        (keys(&[]), victims(&[("default/fs-low-pob", IN_CQ)]))
+    );
+}
+
+// --- `gangplank plan` with Kueue's configuration (issue #11)
+
+fn gangplank(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gangplank"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("COLUMNS", "100")
+        .output()
+        .expect("run gangplank")
+}
+
+fn plan_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["plan", "-o", "json", "--now", "2026-11-29T08:10:00Z"];
+    all.extend_from_slice(args);
+    let out = gangplank(&all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn warnings(plan: &serde_json::Value) -> Vec<String> {
+    plan["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn first_admitted(plan: &serde_json::Value) -> Vec<String> {
+    plan["cycles"][0]["admitted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["workload"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn plan_with_the_configmap_uses_fair_sharing_and_says_why_in_words() {
+    let plan = plan_json(&["-f", "tests/fixtures/fair-sharing"]);
+    let w = warnings(&plan);
+    assert!(
+        !w.iter().any(|w| w.contains("not implement")
+            || w.contains("unsupported")
+            || w.contains("no Kueue configuration")),
+        "{w:?}"
+    );
+    // nlp-team's share after admission (0.25) is below cv-team's (0.31)
+    assert_eq!(first_admitted(&plan), ["nlp-team/nlp-new"]);
+    let pending = plan["cycles"][0]["pending"].as_array().unwrap();
+    let cv = pending
+        .iter()
+        .find(|p| p["workload"] == "cv-team/cv-new")
+        .expect("cv-new pending");
+    let reason = cv["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("cv-team share 0.31 > nlp-team 0.25: nlp-team is admitted first"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn plan_without_a_configuration_says_which_defaults_it_assumed() {
+    let plan = plan_json(&["-f", "tests/fixtures/fair-sharing/cluster.yaml"]);
+    let w = warnings(&plan);
+    assert!(
+        w[0].contains("assumed Kueue's defaults: fairSharing off (classical preemption)"),
+        "{w:?}"
+    );
+    // classical order: both borrow; same priority, so the older cv-new goes first
+    assert_eq!(first_admitted(&plan), ["cv-team/cv-new"]);
+    let out = gangplank(&[
+        "plan",
+        "-f",
+        "tests/fixtures/fair-sharing/cluster.yaml",
+        "--now",
+        "2026-11-29T08:10:00Z",
+    ]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("assumed Kueue's defaults"), "{table}");
+}
+
+#[test]
+fn kueue_config_flag_overrides_the_configmap_and_bad_files_name_the_field() {
+    let plan = plan_json(&[
+        "-f",
+        "tests/fixtures/fair-sharing",
+        "--kueue-config",
+        "tests/fixtures/kueue-config/fair-off.yaml",
+    ]);
+    assert!(
+        !warnings(&plan)
+            .iter()
+            .any(|w| w.contains("no Kueue configuration"))
+    );
+    assert_eq!(first_admitted(&plan), ["cv-team/cv-new"]);
+    // the ConfigMap form is accepted as a file too
+    let plan = plan_json(&[
+        "-f",
+        "tests/fixtures/fair-sharing/cluster.yaml",
+        "--kueue-config",
+        "tests/fixtures/fair-sharing/kueue-manager-config.yaml",
+    ]);
+    assert_eq!(first_admitted(&plan), ["nlp-team/nlp-new"]);
+    let out = gangplank(&[
+        "plan",
+        "-f",
+        "tests/fixtures/fair-sharing",
+        "--kueue-config",
+        "tests/fixtures/kueue-config/bad.yaml",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tests/fixtures/kueue-config/bad.yaml")
+            && err.contains("fairSharing.preemptionStrategies[0]"),
+        "{err}"
+    );
+}
+
+// --- pod template validation (pkg/workload/resources.go ValidateResources, webhook)
+
+/// A queue with 8 cpu and one pending Workload whose container has `resources`.
+fn validation_state(resources: &str) -> ClusterState {
+    let text = format!(
+        r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - {{name: cpu, nominalQuota: 8}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: ns}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: job, namespace: ns, uid: u1, creationTimestamp: "2026-11-29T08:00:00Z"}}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        initContainers:
+        - name: init
+          resources: {{requests: {{cpu: "1"}}}}
+        containers:
+        - name: ok
+          resources: {{requests: {{cpu: "1"}}}}
+        - name: c
+          resources: {resources}
+"#
+    );
+    let mut s = ClusterState::default();
+    gangplank::model::parse_str("validation.yaml", &text, &mut s).expect("parses");
+    s
+}
+
+fn one(s: &ClusterState) -> gangplank::engine::CycleOutcome {
+    schedule_cycle(
+        s,
+        &SchedulerMemory::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn requests_above_limits_make_the_workload_inadmissible_with_kueues_reason() {
+    let out = one(&validation_state(
+        r#"{requests: {cpu: "4"}, limits: {cpu: "2"}}"#,
+    ));
+    assert!(
+        out.admitted.is_empty(),
+        "Kueue rejects it: {:?}",
+        out.admitted
+    );
+    let p = &out.pending[0];
+    assert!(p.evaluated);
+    assert_eq!(p.condition_reason, "Misconfigured");
+    assert_eq!(
+        p.message,
+        r#"resources validation failed: spec.podSets[0].template.spec.containers[1]: Invalid value: ["cpu"]: requests must not exceed its limits"#
+    );
+    assert!(
+        p.explanation.reason.contains("pod set main is invalid"),
+        "{}",
+        p.explanation.reason
+    );
+    // BestEffortFIFO: parked until something changes
+    assert!(out.memory.inadmissible.contains("ns/job"));
+}
+
+#[test]
+fn negative_quantities_are_rejected() {
+    let out = one(&validation_state(r#"{requests: {cpu: "-1"}}"#));
+    assert!(out.admitted.is_empty());
+    let p = &out.pending[0];
+    assert_eq!(p.condition_reason, "Misconfigured");
+    assert!(
+        p.message
+            .contains("containers[1].resources.requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"),
+        "{}",
+        p.message
+    );
+}
+
+#[test]
+fn limits_without_requests_default_the_requests() {
+    // 1 (ok) + 3 (limit only) = 4 cpu; the init container's 1 is below that
+    let out = one(&validation_state(r#"{limits: {cpu: "3"}}"#));
+    assert_eq!(out.admitted.len(), 1, "{:?}", out.pending);
+    let usage = &out.admitted[0].admission.pod_set_assignments[0].resource_usage;
+    assert_eq!(
+        usage["cpu"],
+        gangplank::model::Quantity::parse("4").unwrap()
+    );
+    // requests equal to limits are fine too
+    let out = one(&validation_state(
+        r#"{requests: {cpu: "3"}, limits: {cpu: "3"}}"#,
+    ));
+    assert_eq!(out.admitted.len(), 1);
+}
