@@ -8,6 +8,7 @@ mod embedded;
 pub mod feed;
 mod history;
 mod live;
+mod out;
 mod plan;
 mod plan_table;
 mod serve_ssh;
@@ -40,6 +41,8 @@ pub fn main() -> i32 {
     };
     match result {
         Ok(code) => code,
+        // `| head`: the reader went away; end quietly as `ls | head` does.
+        Err(err) if out::is_broken_pipe(&err) => out::BROKEN_PIPE_EXIT,
         Err(err) => {
             eprintln!("error: {err:#}");
             1
@@ -49,13 +52,13 @@ pub fn main() -> i32 {
 
 fn config(args: &args::ConfigArgs) -> anyhow::Result<i32> {
     if args.print_default {
-        print!("{}", crate::tui::default_config_toml());
+        out::out(crate::tui::default_config_toml())?;
     } else {
         match crate::tui::Config::default_path() {
-            Some(p) => println!("config file: {}", p.display()),
-            None => println!("config file: (no home directory; defaults apply)"),
+            Some(p) => out::outln(&format!("config file: {}", p.display()))?,
+            None => out::outln("config file: (no home directory; defaults apply)")?,
         }
-        println!("print every key with its default: gangplank config --print-default");
+        out::outln("print every key with its default: gangplank config --print-default")?;
     }
     Ok(0)
 }
