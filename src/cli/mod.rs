@@ -12,6 +12,7 @@ mod out;
 mod plan;
 mod plan_table;
 mod serve_ssh;
+mod signals;
 mod sim;
 mod simulate;
 mod table;
@@ -43,6 +44,10 @@ pub fn main() -> i32 {
         Ok(code) => code,
         // `| head`: the reader went away; end quietly as `ls | head` does.
         Err(err) if out::is_broken_pipe(&err) => out::BROKEN_PIPE_EXIT,
+        // SIGTERM, SIGINT, SIGQUIT, SIGHUP: the terminal is restored; 128 + n.
+        Err(err) if signals::signalled_exit(&err).is_some() => {
+            signals::signalled_exit(&err).unwrap_or(1)
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             1
