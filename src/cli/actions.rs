@@ -5,7 +5,7 @@
 //! is not a terminal), acts through the one executor, prints what happened and exits
 //! non-zero if any part failed. Every attempt leaves one audit line.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -28,8 +28,7 @@ pub fn confirm(
     if !interactive {
         return Err("stdin is not a terminal: pass --yes to act without confirmation".into());
     }
-    print!("{question} [y/N] ");
-    let _ = std::io::stdout().flush();
+    let _ = super::out::out(&format!("{question} [y/N] "));
     let mut line = String::new();
     if input.read_line(&mut line).is_err() {
         return Ok(false);
@@ -51,7 +50,7 @@ async fn actor(args: &ActionArgs) -> Result<Actor> {
     match recover(&actor, Duration::from_secs(30)).await {
         Ok(done) => {
             for o in done {
-                println!("recovery: {}", o.message);
+                let _ = super::out::outln(&format!("recovery: {}", o.message));
             }
         }
         Err(e) => eprintln!("warning: recovery could not look for interrupted approvals: {e}"),
@@ -74,7 +73,7 @@ fn ask(actor: &Actor, args: &ActionArgs, kind: ActionKind, question: &str) -> Op
 
 fn report(o: &Outcome) -> i32 {
     if o.ok {
-        println!("{}", o.message);
+        let _ = super::out::outln(&o.message);
         0
     } else {
         eprintln!("error: {}", o.message);
@@ -143,7 +142,7 @@ pub fn approve(args: &ApproveArgs) -> Result<i32> {
             }
         };
         handle.shutdown().await;
-        print!("{}", plan.describe());
+        let _ = super::out::out(&plan.describe());
         if let Some(o) = ask(&actor, a, ActionKind::Approve, "approve?") {
             return Ok(report(&o));
         }

@@ -13,6 +13,7 @@ use super::actions::{ConsoleActionSettings, spawn_console_actions};
 use super::args::{ConsoleArgs, DemoArgs};
 use super::embedded::EmbeddedSim;
 use super::feed;
+use super::signals::{Terminations, until_signalled};
 use crate::engine::{self, PlanOptions};
 use crate::model::load_paths;
 use crate::sim::scenario::{Scenario, load_scenario};
@@ -122,7 +123,10 @@ fn run_static(args: &ConsoleArgs, opts: RunOptions) -> Result<i32> {
         1,
     );
     let (_tx, rx) = watch::channel::<ConsoleData>(data);
-    runtime()?.block_on(run_terminal(rx, opts))?;
+    runtime()?.block_on(async {
+        let mut terms = Terminations::register().context("cannot handle signals")?;
+        until_signalled(&mut terms, run_terminal(rx, opts)).await
+    })?;
     Ok(0)
 }
 
@@ -171,7 +175,10 @@ async fn live_console(
         }
     };
     let (data, feed_task) = feed::spawn_with(handle.snapshots(), plans, context, extras);
-    let result = run_terminal(data, opts).await;
+    // A termination signal drops the console (its guard restores the terminal), then
+    // the tasks below are shut down as after `q`.
+    let mut terms = Terminations::register().context("cannot handle signals")?;
+    let result = until_signalled(&mut terms, run_terminal(data, opts)).await;
     if let Some(t) = actions {
         t.abort();
     }

@@ -3,6 +3,7 @@
 use anyhow::Result;
 
 use super::args::{DoctorArgs, FailOn, OutputFormat};
+use super::out::{out, outln};
 use super::time::now_or;
 use crate::doctor::{self, DoctorOptions, Severity};
 use crate::model::{KueueApiVersion, load_paths};
@@ -40,8 +41,8 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
     };
     let report = doctor::run(&state, &opts);
     match args.output {
-        OutputFormat::Json => println!("{}", report.to_json_pretty()),
-        OutputFormat::Table => print!("{}", report.render_table(terminal_width())),
+        OutputFormat::Json => outln(&report.to_json_pretty())?,
+        OutputFormat::Table => out(&report.render_table(terminal_width()))?,
     }
     let fail_on = args.fail_on.map(|f| match f {
         FailOn::Warning => Severity::Warning,

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::args::{HistoryArgs, OutputFormat};
 use super::live::history_path;
+use super::out::{out, outln};
 use super::table::Table;
 use crate::source::{EvictionRecord, read_history};
 
@@ -19,14 +20,11 @@ pub fn run(args: &HistoryArgs) -> Result<i32> {
     let records = read_history(&path, Some(cutoff))
         .with_context(|| format!("cannot read {}", path.display()))?;
     match args.output {
-        OutputFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
-                "historyFile": path.display().to_string(),
-                "evictions": records,
-            }))?
-        ),
-        OutputFormat::Table => print!("{}", render(&records)),
+        OutputFormat::Json => outln(&serde_json::to_string_pretty(&json!({
+            "historyFile": path.display().to_string(),
+            "evictions": records,
+        }))?)?,
+        OutputFormat::Table => out(&render(&records))?,
     }
     Ok(0)
 }

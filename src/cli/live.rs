@@ -65,7 +65,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
     }
     let mut tracker = DriftTracker::default();
     let mut last = render(args, &snap, &mut tracker).await?;
-    emit(args, &last, &snap);
+    emit(args, &last, &snap)?;
     if !args.watch {
         return Ok(0);
     }
@@ -90,7 +90,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         let json = render(args, &snap, &mut tracker).await?;
         // One line per change of the plan: events that change nothing print nothing.
         if json != last {
-            emit(args, &json, &snap);
+            emit(args, &json, &snap)?;
             last = json;
         }
     }
@@ -155,21 +155,22 @@ fn with_what_if(state: &ClusterState, files: &[PathBuf]) -> Result<ClusterState>
     Ok(loader.finish())
 }
 
-fn emit(args: &PlanArgs, json: &Value, snap: &Snapshot) {
-    match args.output {
-        PlanOutput::Json => {
-            println!("{}", serde_json::to_string_pretty(json).unwrap_or_default())
-        }
-        PlanOutput::Jsonl => println!("{}", serde_json::to_string(json).unwrap_or_default()),
+/// Prints one plan; a closed stdout is [`super::out::BrokenPipe`] (the watch ends).
+fn emit(args: &PlanArgs, json: &Value, snap: &Snapshot) -> Result<()> {
+    use std::fmt::Write as _;
+    let text = match args.output {
+        PlanOutput::Json => serde_json::to_string_pretty(json)? + "\n",
+        PlanOutput::Jsonl => serde_json::to_string(json)? + "\n",
         PlanOutput::Table => {
-            println!("live cluster: {}", snap.status_line());
-            print!("{}", plan_table::render(json, terminal_width()));
+            let mut t = format!("live cluster: {}\n", snap.status_line());
+            t.push_str(&plan_table::render(json, terminal_width()));
             if let Some(drift) = json.get("drift").and_then(Value::as_array)
                 && !drift.is_empty()
             {
-                println!("\nDrift (Kueue vs the shadow engine):");
+                t.push_str("\nDrift (Kueue vs the shadow engine):\n");
                 for d in drift {
-                    println!(
+                    let _ = writeln!(
+                        t,
                         "  {}: {}",
                         d["kind"].as_str().unwrap_or(""),
                         d["detail"].as_str().unwrap_or("")
@@ -177,8 +178,10 @@ fn emit(args: &PlanArgs, json: &Value, snap: &Snapshot) {
                 }
             }
             if args.watch {
-                println!();
+                t.push('\n');
             }
+            t
         }
-    }
+    };
+    super::out::out(&text)
 }

@@ -8,9 +8,11 @@ mod embedded;
 pub mod feed;
 mod history;
 mod live;
+mod out;
 mod plan;
 mod plan_table;
 mod serve_ssh;
+mod signals;
 mod sim;
 mod simulate;
 mod table;
@@ -40,6 +42,12 @@ pub fn main() -> i32 {
     };
     match result {
         Ok(code) => code,
+        // `| head`: the reader went away; end quietly as `ls | head` does.
+        Err(err) if out::is_broken_pipe(&err) => out::BROKEN_PIPE_EXIT,
+        // SIGTERM, SIGINT, SIGQUIT, SIGHUP: the terminal is restored; 128 + n.
+        Err(err) if signals::signalled_exit(&err).is_some() => {
+            signals::signalled_exit(&err).unwrap_or(1)
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             1
@@ -49,13 +57,13 @@ pub fn main() -> i32 {
 
 fn config(args: &args::ConfigArgs) -> anyhow::Result<i32> {
     if args.print_default {
-        print!("{}", crate::tui::default_config_toml());
+        out::out(crate::tui::default_config_toml())?;
     } else {
         match crate::tui::Config::default_path() {
-            Some(p) => println!("config file: {}", p.display()),
-            None => println!("config file: (no home directory; defaults apply)"),
+            Some(p) => out::outln(&format!("config file: {}", p.display()))?,
+            None => out::outln("config file: (no home directory; defaults apply)")?,
         }
-        println!("print every key with its default: gangplank config --print-default");
+        out::outln("print every key with its default: gangplank config --print-default")?;
     }
     Ok(0)
 }

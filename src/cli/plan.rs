@@ -4,6 +4,7 @@ use anyhow::Result;
 
 use super::args::{PlanArgs, PlanOutput};
 use super::doctor::terminal_width;
+use super::out::{out, outln};
 use super::plan_table;
 use super::time::now_or;
 use crate::engine::{self, PlanOptions};
@@ -53,9 +54,9 @@ pub fn run(args: &PlanArgs) -> Result<i32> {
     }
     let json = serde_json::to_value(&plan)?;
     match args.output {
-        PlanOutput::Json => println!("{}", serde_json::to_string_pretty(&json)?),
-        PlanOutput::Jsonl => println!("{}", serde_json::to_string(&json)?),
-        PlanOutput::Table => print!("{}", plan_table::render(&json, terminal_width())),
+        PlanOutput::Json => outln(&serde_json::to_string_pretty(&json)?)?,
+        PlanOutput::Jsonl => outln(&serde_json::to_string(&json)?)?,
+        PlanOutput::Table => out(&plan_table::render(&json, terminal_width()))?,
     }
     Ok(0)
 }

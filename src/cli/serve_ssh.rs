@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use super::args::ServeSshArgs;
 use super::embedded::EmbeddedSim;
 use super::feed;
+use super::signals::{Signalled, Terminations};
 use crate::clock::Clock;
 use crate::sim::scenario::Scenario;
 use crate::source::{self, ReplanOptions, SourceOptions};
@@ -175,20 +176,31 @@ pub fn run(args: &ServeSshArgs) -> Result<i32> {
             config,
             clock,
         });
-        let server = ssh::serve(opts, factory, async {
-            let _ = tokio::signal::ctrl_c().await;
+        // SIGTERM, SIGINT, SIGQUIT, SIGHUP: every session is closed cleanly, the
+        // server stops accepting and the process exits 128 + n.
+        let mut terms = Terminations::register().context("cannot handle signals")?;
+        let received = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let seen = received.clone();
+        let server = ssh::serve(opts, factory, async move {
+            let n = terms.recv().await;
+            seen.store(n, std::sync::atomic::Ordering::SeqCst);
         })
         .await?;
-        println!("gangplank serve-ssh listening on {}", server.local_addr());
-        println!("host key fingerprint: {}", server.host_key_fingerprint());
+        super::out::out(&format!(
+            "gangplank serve-ssh listening on {}\nhost key fingerprint: {}\n",
+            server.local_addr(),
+            server.host_key_fingerprint()
+        ))?;
         server.wait().await;
         handle.shutdown().await;
         if let Some(sim) = sim {
             sim.shutdown().await;
         }
-        Ok::<_, anyhow::Error>(())
-    })?;
-    Ok(0)
+        match received.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => Ok::<_, anyhow::Error>(0),
+            n => Ok(Signalled(n).exit_code()),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -98,18 +98,16 @@ fn serve(args: &SimServeArgs) -> Result<i32> {
         let path = absolute(path);
         sim.write_kubeconfig(&path)
             .with_context(|| format!("cannot write the kubeconfig to {}", path.display()))?;
-        println!(
-            "gangplank simulator serving {} ({})",
+        super::out::out(&format!(
+            "gangplank simulator serving {} ({})\n\
+             speed: the story runs {}x (timestamps and ages are wall-clock)\n\
+             kubeconfig: {}\nexport KUBECONFIG={}\nPress Ctrl-C to stop.\n",
             sim.url(),
-            scenario.name
-        );
-        println!(
-            "speed: the story runs {}x (timestamps and ages are wall-clock)",
-            args.speed
-        );
-        println!("kubeconfig: {}", path.display());
-        println!("export KUBECONFIG={}", path.display());
-        println!("Press Ctrl-C to stop.");
+            scenario.name,
+            args.speed,
+            path.display(),
+            path.display()
+        ))?;
         wait_for_signal().await;
         sim.shutdown().await;
         Ok::<_, anyhow::Error>(())

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use anyhow::{Context, Result};
 
 use super::args::{OutputFormat, SimulateArgs};
+use super::out::{out, outln};
 use super::table::Table;
 use crate::sim::clock::parse_duration;
 use crate::sim::cluster::GroupSummary;
@@ -28,8 +29,8 @@ pub fn run(args: &SimulateArgs) -> Result<i32> {
     }
     let report = simulate_with(&scenario, until, limits);
     match args.output {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        OutputFormat::Table => print!("{}", render_table(&report)),
+        OutputFormat::Json => outln(&serde_json::to_string_pretty(&report)?)?,
+        OutputFormat::Table => out(&render_table(&report))?,
     }
     Ok(0)
 }

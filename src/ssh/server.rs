@@ -17,6 +17,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::auth::{KeyDecision, Stage, check_key, log_refused_method};
 use super::host_key::{default_host_key_path, load_or_generate};
@@ -34,6 +35,7 @@ pub struct ServerHandle {
     token: CancellationToken,
     limits: Arc<Limits>,
     accept: JoinHandle<()>,
+    connections: TaskTracker,
 }
 
 impl ServerHandle {
@@ -53,11 +55,19 @@ impl ServerHandle {
     pub fn shutdown(&self) {
         self.token.cancel();
     }
-    /// Wait until the accept loop has stopped (after shutdown).
+    /// Wait until the accept loop has stopped (after shutdown) and every connection
+    /// has said goodbye (each is bounded: a session's goodbye by its own timeout, a
+    /// connection by 5 s after the shutdown), so a process that exits next does not cut
+    /// the viewers' "server shutting down" and terminal restore off.
     pub async fn wait(self) {
         let _ = self.accept.await;
+        self.connections.close();
+        let _ = tokio::time::timeout(SHUTDOWN_DRAIN, self.connections.wait()).await;
     }
 }
+
+/// The longest [`ServerHandle::wait`] waits for connections to end after a shutdown.
+const SHUTDOWN_DRAIN: Duration = Duration::from_secs(10);
 
 /// State shared by all connections.
 struct Shared<F: SessionAppFactory> {
@@ -68,6 +78,7 @@ struct Shared<F: SessionAppFactory> {
     session: SessionConfig,
     login_grace: Duration,
     token: CancellationToken,
+    connections: TaskTracker,
 }
 
 /// Start the SSH server: load (or generate) the host key, load authorized_keys, bind
@@ -119,6 +130,7 @@ where
     let local_addr = listener.local_addr()?;
     let token = CancellationToken::new();
     let limits = Arc::new(Limits::new(opts.max_sessions, opts.max_unauthenticated));
+    let connections = TaskTracker::new();
     let shared = Arc::new(Shared {
         factory,
         keys,
@@ -131,6 +143,7 @@ where
         },
         login_grace: opts.login_grace,
         token: token.clone(),
+        connections: connections.clone(),
     });
 
     {
@@ -151,6 +164,7 @@ where
         token,
         limits,
         accept,
+        connections,
     })
 }
 
@@ -169,8 +183,8 @@ async fn accept_loop<F: SessionAppFactory>(listener: TcpListener, shared: Arc<Sh
                     drop(tcp);
                     continue;
                 };
-                let shared = shared.clone();
-                tokio::spawn(connection(shared, tcp, peer, permit));
+                let tracker = shared.connections.clone();
+                tracker.spawn(connection(shared.clone(), tcp, peer, permit));
             }
             Err(e) => {
                 // EMFILE/ENFILE/ECONNABORTED…: never stop listening; back off so a full
@@ -230,7 +244,9 @@ async fn connection<F: SessionAppFactory>(
     let result = match ended {
         Some(r) => r,
         None => {
-            if shared.token.is_cancelled() || !started.load(Ordering::SeqCst) {
+            // A running session says goodbye itself on shutdown (the viewer's terminal
+            // leaves the alternate screen): only connections without one are cut here.
+            if !started.load(Ordering::SeqCst) {
                 let why = if shared.token.is_cancelled() {
                     "server shutting down"
                 } else {

@@ -1,5 +1,6 @@
 //! Integration tests of the engine area, in one test binary to keep link time and disk small.
 
+mod cli_broken_pipe;
 mod cli_plan;
 mod engine_cycle;
 mod engine_golden;

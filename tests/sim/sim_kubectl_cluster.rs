@@ -337,3 +337,67 @@ fn simulate_refuses_an_over_cap_scenario_naming_the_object_and_field() {
         "{err}"
     );
 }
+
+/// Issue #14 finding 2 through the real `gangplank sim serve` process: a plain
+/// `kubectl apply` of a 2^31-replica Deployment (which made the controllers allocate
+/// 51 GB and SIGABRT) and of a 2^31-parallelism Job gets a 422 naming the field; the
+/// process stays up and keeps answering; a lower `--max-pods-per-object` is honoured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sim_serve_refuses_two_billion_replicas_and_keeps_serving() {
+    if !require_kubectl("the sim serve caps test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("sim.kubeconfig");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_gangplank"))
+        .args([
+            "sim",
+            "serve",
+            "--max-pods-per-object",
+            "500",
+            "--kubeconfig-out",
+        ])
+        .arg(&kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start gangplank sim serve");
+    let end = Instant::now() + DEADLINE;
+    while !kubeconfig.exists() {
+        assert!(Instant::now() < end, "no kubeconfig written");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let k = Kubectl {
+        kubeconfig,
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let f = k.write("huge.yaml", HUGE_DEPLOYMENT);
+    let (ok, _, err) = k.run(&["apply", "-f", &f]).await;
+    assert!(!ok, "the 2^31-replica Deployment was accepted");
+    assert!(
+        err.contains("The Deployment \"huge\" is invalid")
+            && err.contains("spec.replicas: Invalid value: 2147483647")
+            && err.contains("must be less than or equal to 500"),
+        "{err}"
+    );
+    let job = k.write(
+        "wide.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: wide, namespace: nlp-team, labels: {kueue.x-k8s.io/queue-name: nlp-team-queue}}\nspec:\n  parallelism: 2147483647\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: x}]\n",
+    );
+    let (ok, _, err) = k.run(&["apply", "-f", &job]).await;
+    assert!(
+        !ok && err.contains("spec.parallelism: Invalid value: 2147483647"),
+        "{err}"
+    );
+    // Still serving: the API answers and the process is alive.
+    let version = k.ok(&["version", "-o", "json"]).await;
+    assert!(version.contains("serverVersion"), "{version}");
+    let nodes = k.ok(&["get", "nodes", "-o", "name"]).await;
+    assert!(nodes.contains("node/"), "{nodes}");
+    assert!(
+        server.try_wait().unwrap().is_none(),
+        "sim serve exited after the over-cap objects"
+    );
+    let _ = server.kill().await;
+}

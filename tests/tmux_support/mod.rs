@@ -54,6 +54,14 @@ impl Tmux {
         assert!(self.cmd(&args).status.success());
     }
 
+    /// `tmux display -p FORMAT` for the test's pane, e.g. `#{alternate_on}` (1 while
+    /// the pane shows the alternate screen) or `#{cursor_flag}` (1 while the cursor is
+    /// visible).
+    pub fn display(&self, format: &str) -> String {
+        let out = self.cmd(&["display", "-p", "-t", "e2e", format]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     pub fn screen(&self) -> String {
         String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
     }
