@@ -126,8 +126,8 @@ pub fn approve(args: &ApproveArgs) -> Result<i32> {
     let a = &args.action;
     runtime()?.block_on(async {
         let actor = actor(a).await?;
-        let opts = SourceOptions::default();
-        let client = source::connect(&a.cluster, opts.read_timeout()).await?;
+        let mut opts = SourceOptions::default();
+        let client = source::connect_source(&a.cluster, &mut opts).await?;
         let handle = source::start(client, opts).await;
         let snap = handle
             .wait_synced(Duration::from_secs(args.sync_timeout))

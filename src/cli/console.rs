@@ -149,13 +149,13 @@ async fn live_console(
     settings: &ConsoleActionSettings,
     history_file: Option<PathBuf>,
 ) -> Result<()> {
-    let source_opts = SourceOptions {
+    let mut source_opts = SourceOptions {
         namespace: cluster.namespace.clone(),
         history_file,
         clock: opts.clock.clone(),
         ..SourceOptions::default()
     };
-    let client = source::connect(cluster, source_opts.read_timeout()).await?;
+    let client = source::connect_source(cluster, &mut source_opts).await?;
     let handle = source::start(client, source_opts).await;
     let (plans, replan_task) = source::replan::spawn(handle.snapshots(), ReplanOptions::default());
     let extras = feed::FeedExtras {

@@ -70,11 +70,11 @@ fn live_state(
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let opts = SourceOptions {
+        let mut opts = SourceOptions {
             namespace: args.cluster.namespace.clone(),
             ..SourceOptions::default()
         };
-        let client = source::connect(&args.cluster, opts.read_timeout()).await?;
+        let client = source::connect_source(&args.cluster, &mut opts).await?;
         let handle = source::start(client, opts).await;
         let synced = handle
             .wait_synced(std::time::Duration::from_secs(args.sync_timeout))

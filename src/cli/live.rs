@@ -35,12 +35,12 @@ pub fn history_path(flag: Option<&PathBuf>) -> Option<PathBuf> {
 }
 
 async fn run_async(args: &PlanArgs) -> Result<i32> {
-    let opts = SourceOptions {
+    let mut opts = SourceOptions {
         namespace: args.cluster.namespace.clone(),
         history_file: history_path(args.history_file.as_ref()),
         ..SourceOptions::default()
     };
-    let client = source::connect(&args.cluster, opts.read_timeout()).await?;
+    let client = source::connect_source(&args.cluster, &mut opts).await?;
     let handle = source::start(client, opts).await;
     let snap = match handle
         .wait_synced(Duration::from_secs(args.sync_timeout))

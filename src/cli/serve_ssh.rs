@@ -162,12 +162,12 @@ pub fn run(args: &ServeSshArgs) -> Result<i32> {
             context = "demo: seed".into();
             sim = Some(live);
         }
-        let source_opts = SourceOptions {
+        let mut source_opts = SourceOptions {
             namespace: cluster.namespace.clone(),
             clock: clock.clone(),
             ..SourceOptions::default()
         };
-        let client = source::connect(&cluster, source_opts.read_timeout()).await?;
+        let client = source::connect_source(&cluster, &mut source_opts).await?;
         let handle = source::start(client, source_opts).await;
         let (plans, _replan) = source::replan::spawn(handle.snapshots(), ReplanOptions::default());
         let (data, _feed) = feed::spawn(handle.snapshots(), plans, context);

@@ -87,3 +87,19 @@ pub async fn connect(args: &ClusterArgs, read_timeout: Duration) -> Result<Clien
     let cfg = client_config(args, read_timeout).await?;
     Client::try_from(cfg).map_err(Error::Client)
 }
+
+/// A client for the flags, for [`super::start`] with `opts`: also records the API
+/// server's address in `opts.server`, so that "cannot reach" names it.
+pub async fn connect_source(
+    args: &ClusterArgs,
+    opts: &mut super::SourceOptions,
+) -> Result<Client, Error> {
+    let cfg = client_config(args, opts.read_timeout()).await?;
+    opts.server = Some(server_label(&cfg.cluster_url));
+    Client::try_from(cfg).map_err(Error::Client)
+}
+
+/// `https://host:port` (the path of the root URL is dropped).
+fn server_label(url: &impl std::fmt::Display) -> String {
+    url.to_string().trim_end_matches('/').to_string()
+}

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 
-pub use connect::{ClusterArgs, USER_AGENT_VALUE, client_config, connect};
+pub use connect::{ClusterArgs, USER_AGENT_VALUE, client_config, connect, connect_source};
 pub use history::{EvictionRecord, HistoryLog, default_history_path, read_history};
 pub use replan::{LivePlan, ReplanOptions};
 pub use resources::{KUEUE_GROUP, RawObject, ResourceKind};
@@ -56,6 +56,14 @@ pub enum Error {
     Client(#[source] kube::Error),
     #[error("{0}")]
     KueueNotInstalled(String),
+    #[error(
+        "cannot reach {server} ({cause}): no answer within {secs}s (--sync-timeout), retried with backoff"
+    )]
+    Unreachable {
+        server: String,
+        cause: String,
+        secs: u64,
+    },
     #[error("timed out after {secs}s waiting for the initial sync; not synced: {details}")]
     SyncTimeout { secs: u64, details: String },
     #[error("the live source stopped")]
@@ -80,6 +88,9 @@ pub struct SourceOptions {
     pub page_size: u32,
     /// "Now" for snapshots and sync states: the wall clock, or the simulator's.
     pub clock: Clock,
+    /// The API server's address (`https://host:port`) for messages such as "cannot
+    /// reach …"; set by [`connect_source`].
+    pub server: Option<String>,
 }
 
 impl Default for SourceOptions {
@@ -92,6 +103,7 @@ impl Default for SourceOptions {
             list_stall: Duration::from_secs(60),
             page_size: 500,
             clock: Clock::wall(),
+            server: None,
         }
     }
 }
@@ -111,6 +123,8 @@ impl SourceOptions {
 /// A running source. Dropping it stops every task.
 pub struct SourceHandle {
     rx: chan::Receiver<Arc<Snapshot>>,
+    /// The API server's address, when known ([`SourceOptions::server`]).
+    server: Option<String>,
     cancel: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
     /// The Kueue API version being watched (`v1beta2` or `v1beta1`).
@@ -162,6 +176,28 @@ impl SourceHandle {
             return Ok(s);
         }
         let snap = self.latest();
+        let unsettled = snap.unsettled();
+        // Nothing answered at all: say so once, naming the server, not per resource.
+        let causes: std::collections::BTreeSet<&str> = unsettled
+            .iter()
+            .filter_map(|s| s.state.error().and_then(watch::unreachable_cause_of))
+            .collect();
+        // Every resource either failed to connect or is between two attempts, and none
+        // ever listed anything.
+        let no_answer = |s: &&ResourceSync| match s.state.error() {
+            Some(e) => watch::unreachable_cause_of(e).is_some(),
+            None => !s.ever_synced && s.objects == 0,
+        };
+        if causes.len() == 1 && !unsettled.is_empty() && unsettled.iter().all(no_answer) {
+            return Err(Error::Unreachable {
+                server: self
+                    .server
+                    .clone()
+                    .unwrap_or_else(|| "the API server".into()),
+                cause: causes.into_iter().next().unwrap_or_default().to_string(),
+                secs: timeout.as_secs(),
+            });
+        }
         let details = snap
             .unsettled()
             .iter()
@@ -248,6 +284,7 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
         publish,
         cancel.clone(),
     ))];
+    let server: Arc<str> = opts.server.as_deref().unwrap_or("the API server").into();
     for kind in kinds {
         let ar = kind.api_resource(&version);
         let mut config = watcher::Config::default()
@@ -263,11 +300,13 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
             api: Api::all_with(client.clone(), &ar),
             config,
             list_stall: opts.list_stall,
+            server: server.clone(),
         };
         tasks.push(tokio::spawn(watch::run(spec, etx.clone(), cancel.clone())));
     }
     SourceHandle {
         rx: srx,
+        server: opts.server.clone(),
         cancel,
         tasks,
         kueue_version: version,

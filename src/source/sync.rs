@@ -39,6 +39,16 @@ pub enum SyncState {
     },
 }
 
+impl SyncState {
+    /// The failure message of an [`SyncState::Error`].
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            SyncState::Error { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+}
+
 /// RFC 3339 (jiff's serde feature is not enabled).
 fn ser_ts<S: serde::Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(t)

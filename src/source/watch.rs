@@ -60,6 +60,8 @@ pub struct WatchSpec {
     pub config: watcher::Config,
     /// A list with no progress for this long is restarted.
     pub list_stall: Duration,
+    /// The API server's address, for "cannot reach …".
+    pub server: std::sync::Arc<str>,
 }
 
 /// Backoff between watcher restarts: kube's `DefaultBackoff` parameters (800 ms
@@ -138,7 +140,7 @@ fn step(spec: &WatchSpec, item: Item, listing: &mut bool, attempt: &mut u32) -> 
             Event::Delete(o) => WatchMsg::Delete(objects::key_of(&o)),
         },
         Some(Err(err)) => {
-            let (msg, restart) = classify(spec.kind, &err);
+            let (msg, restart) = classify(spec.kind, &err, &spec.server);
             return Step {
                 msg: Some(msg),
                 restart,
@@ -216,8 +218,15 @@ async fn run_once(
 }
 
 /// The status message for a watcher error, and whether to restart the watcher.
-fn classify(kind: ResourceKind, err: &watcher::Error) -> (WatchMsg, bool) {
+fn classify(kind: ResourceKind, err: &watcher::Error, server: &str) -> (WatchMsg, bool) {
     use kube::Error as KE;
+    if let watcher::Error::InitialListFailed(e)
+    | watcher::Error::WatchStartFailed(e)
+    | watcher::Error::WatchFailed(e) = err
+        && let Some(cause) = unreachable_cause(e)
+    {
+        return (WatchMsg::Failed(unreachable_text(server, &cause)), true);
+    }
     let api_code = |e: &KE| match e {
         KE::Api(s) => Some(s.code),
         _ => None,
@@ -315,6 +324,53 @@ fn timed_out(e: &kube::Error) -> bool {
         cur = err.source();
     }
     e.to_string().contains("timed out")
+}
+
+/// Prefix of the status text when no connection could be made.
+const CANNOT_REACH: &str = "cannot reach ";
+
+fn unreachable_text(server: &str, cause: &str) -> String {
+    format!("{CANNOT_REACH}{server} ({cause}); retrying")
+}
+
+/// The cause in a status text written for an unreachable server, if it is one.
+pub fn unreachable_cause_of(status: &str) -> Option<&str> {
+    let rest = status.strip_prefix(CANNOT_REACH)?;
+    let open = rest.find(" (")?;
+    let close = rest.rfind("); retrying")?;
+    (open + 2 <= close).then(|| &rest[open + 2..close])
+}
+
+/// Why no connection to the server could be made (refused, unreachable, name not
+/// resolved, connect timeout), in a few words; `None` for any other error (the server
+/// answered, or the connection broke after it was made).
+pub fn unreachable_cause(e: &kube::Error) -> Option<String> {
+    use std::io::ErrorKind as K;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut connecting = false;
+    while let Some(err) = cur {
+        let text = err.to_string();
+        // hyper-util says "client error (Connect)" for failures before a connection.
+        connecting |= text.contains("(Connect)") || text.contains("tcp connect error");
+        if text.contains("dns error") || text.contains("failed to lookup address") {
+            return Some("name not resolved".into());
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            let word = match io.kind() {
+                K::ConnectionRefused => Some("connection refused"),
+                K::HostUnreachable => Some("host unreachable"),
+                K::NetworkUnreachable => Some("network unreachable"),
+                K::AddrNotAvailable => Some("address not available"),
+                K::TimedOut if connecting => Some("connect timed out"),
+                _ => None,
+            };
+            if let Some(w) = word {
+                return Some(w.into());
+            }
+        }
+        cur = err.source();
+    }
+    connecting.then(|| "no connection".into())
 }
 
 /// An API error's message without kube's debug dump.

@@ -9,3 +9,4 @@ mod e2e_approve_tmux;
 mod e2e_demo_tmux;
 mod e2e_signals_tmux;
 mod e2e_ssh_demo;
+mod e2e_unreachable;

@@ -8,6 +8,7 @@ pub mod drift;
 pub mod health;
 pub mod help;
 pub mod nodes;
+pub mod offline;
 pub mod plan;
 pub mod priority;
 pub mod queues;
@@ -61,6 +62,7 @@ pub fn view(app: &App, data: &ConsoleData, frame: &mut Frame) {
         ViewId::Audit => audit::render(frame, body, app, data),
         ViewId::Health => health::render(frame, body, app, data),
     }
+    offline::render(frame, body, app, data);
     status_bar::render_status(frame, status, app, data);
     status_bar::render_message(frame, message, app);
     match &app.mode {
