@@ -49,7 +49,9 @@ pub struct PlanOptions {
     /// Kueue's fair sharing is enabled in its configuration. gangplank does not
     /// implement it; setting this only adds a warning.
     pub fair_sharing: bool,
-    /// List the pending workloads after every cycle (`true`) or only after the last.
+    /// List the pending workloads after every cycle (`true`) or only after the last
+    /// (`false`, the default: the plan's size stays linear in cycles + objects; earlier
+    /// cycles keep their `pending` key as an empty list).
     pub pending_in_every_cycle: bool,
 }
 
@@ -59,7 +61,7 @@ impl Default for PlanOptions {
             now: 0,
             max_cycles: 100,
             fair_sharing: false,
-            pending_in_every_cycle: true,
+            pending_in_every_cycle: false,
         }
     }
 }
