@@ -26,8 +26,8 @@ use crate::model::Timestamp;
 
 pub use explain::{Explanation, PendingKind, ResourceNeed};
 pub use output::{
-    ClusterQueueUsage, PendingList, Plan, PlanAdmitted, PlanCycle, PlanPending, PlanPreempted,
-    SharedStr, UsageFigures,
+    ClusterQueueUsage, DetectedCycle, PendingList, Plan, PlanAdmitted, PlanCycle, PlanPending,
+    PlanPreempted, PlanStats, SharedStr, UsageFigures,
 };
 pub use plan::plan;
 pub use preemption::PreemptionReason;

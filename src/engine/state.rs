@@ -158,6 +158,9 @@ pub struct EngineState<'a> {
     /// Usage added to the snapshot for the current cycle only (preemptors waiting for
     /// victims, DeferredFit, capacity held for a Preempt-without-targets entry).
     pub reserved: Vec<(NodeId, Vec<(FrId, i128)>)>,
+    /// Work counter (preemption candidates classified + fit checks), for scale guards:
+    /// see [`crate::engine::PlanStats`].
+    pub steps: std::cell::Cell<u64>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -443,6 +446,7 @@ impl<'a> EngineState<'a> {
             warnings,
             clock: opts.now,
             reserved: Vec::new(),
+            steps: std::cell::Cell::new(0),
         }
     }
 
@@ -511,6 +515,12 @@ impl<'a> EngineState<'a> {
     }
 
     /// The quota a workload holds (empty unless admitted).
+    /// Counts one unit of engine work ([`EngineState::steps`]).
+    #[inline]
+    pub fn step(&self) {
+        self.steps.set(self.steps.get() + 1);
+    }
+
     pub fn usage_of(&self, w: WlIdx) -> &[(FrId, i128)] {
         &self.usages[self.wls[w].usage.range()]
     }

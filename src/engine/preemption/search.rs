@@ -14,6 +14,7 @@ use crate::engine::state::key_cmp;
 /// `workloadFits`: every fr of the preemptor's request is available, and (unless
 /// borrowing is allowed) the preemptor's ClusterQueue would not borrow.
 fn workload_fits(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, allow_borrowing: bool) -> bool {
+    st.step();
     let node = st.cqs[ctx.cq].node;
     ctx.usage.iter().all(|&(fr, v)| {
         if !allow_borrowing && st.tree.nodes[node].borrowing_with(fr, v) {
