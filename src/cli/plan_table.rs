@@ -156,6 +156,33 @@ pub fn render(plan: &Value, width: usize) -> String {
             out.push_str(&table.render("    "));
         }
     }
+    if let Some(d) = plan.get("detectedCycle") {
+        let n = |k: &str| d.get(k).and_then(Value::as_u64).unwrap_or_default();
+        let names: Vec<&str> = d
+            .get("workloads")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        out.push_str(&format!(
+            "\nDETECTED CYCLE {name}: cycles {from} and {to} end in the same state; \
+             period {period} cycles, {pre} preemptions per period\n",
+            name = d.get("name").and_then(Value::as_str).unwrap_or("loop"),
+            from = n("from"),
+            to = n("to"),
+            period = n("period"),
+            pre = n("preemptionsPerPeriod"),
+        ));
+        let mut list = names.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+        if names.len() > 8 {
+            list.push_str(&format!(" and {} more", names.len() - 8));
+        }
+        for l in wrap(&format!("workloads: {list}"), "    ", width) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
     let warnings = plan
         .get("warnings")
         .and_then(Value::as_array)

@@ -1,7 +1,7 @@
 //! Shared, precomputed lookups for the checks: object references, which pods Kueue
 //! manages, which pods belong to which workload, node usage. Built once per [`super::run`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{DoctorOptions, MANAGED_LABEL, QUEUE_NAME_LABEL};
 use crate::model::{
@@ -82,6 +82,52 @@ pub struct Context<'a> {
     listed_job_uids: BTreeSet<String>,
     /// node name → summed requests of the unfinished pods bound to it.
     node_used: BTreeMap<String, ResourceList>,
+    /// Pod indexes for [`Context::pods_of_workload`] (keys of `state.pods`), so matching
+    /// pods to workloads is a few lookups, not a scan of every pod per workload.
+    pod_index: PodIndex<'a>,
+}
+
+/// Keys of `state.pods` by each way a pod can belong to a workload.
+#[derive(Default)]
+struct PodIndex<'a> {
+    /// owner uid → pods.
+    by_owner_uid: HashMap<&'a str, Vec<&'a (String, String)>>,
+    /// (namespace, owner kind, owner name) → pods.
+    by_owner: HashMap<(&'a str, &'a str, &'a str), Vec<&'a (String, String)>>,
+    /// (namespace, value of a job-name label) → pods.
+    by_job_label: HashMap<(&'a str, &'a str), Vec<&'a (String, String)>>,
+    /// (namespace, pod-group label) → pods.
+    by_group: HashMap<(&'a str, &'a str), Vec<&'a (String, String)>>,
+}
+
+impl<'a> PodIndex<'a> {
+    fn new(state: &'a ClusterState) -> Self {
+        let mut ix = PodIndex::default();
+        for (key, p) in &state.pods {
+            let ns = p.namespace.as_str();
+            for o in &p.owner_references {
+                if !o.uid.is_empty() {
+                    ix.by_owner_uid.entry(o.uid.as_str()).or_default().push(key);
+                }
+                ix.by_owner
+                    .entry((ns, o.kind.as_str(), o.name.as_str()))
+                    .or_default()
+                    .push(key);
+            }
+            for l in JOB_NAME_LABELS {
+                if let Some(v) = p.labels.get(l) {
+                    ix.by_job_label
+                        .entry((ns, v.as_str()))
+                        .or_default()
+                        .push(key);
+                }
+            }
+            if let Some(g) = p.labels.get(POD_GROUP_LABEL) {
+                ix.by_group.entry((ns, g.as_str())).or_default().push(key);
+            }
+        }
+        ix
+    }
 }
 
 impl<'a> Context<'a> {
@@ -136,6 +182,7 @@ impl<'a> Context<'a> {
             listed_jobs,
             listed_job_uids,
             node_used,
+            pod_index: PodIndex::new(state),
         }
     }
 
@@ -195,9 +242,12 @@ impl<'a> Context<'a> {
 
     /// The LocalQueues of a namespace, by name.
     pub fn local_queues_in(&self, namespace: &str) -> Vec<&'a LocalQueue> {
+        // keys are (namespace, name): the namespace's queues are one contiguous range
         self.state
             .local_queues
-            .values()
+            .range((namespace.to_string(), String::new())..)
+            .take_while(|((ns, _), _)| ns == namespace)
+            .map(|(_, lq)| lq)
             .filter(|lq| lq.namespace == namespace)
             .collect()
     }
@@ -248,24 +298,41 @@ impl<'a> Context<'a> {
             (None, WorkloadSource::Job { kind }) => (kind.as_str(), w.name.as_str(), ""),
             (None, WorkloadSource::Workload) => ("", "", ""),
         };
-        self.state
-            .pods
-            .values()
+        let ix = &self.pod_index;
+        let ns = w.namespace.as_str();
+        let mut keys: Vec<&'a (String, String)> = Vec::new();
+        if !owner_name.is_empty() {
+            if !owner_uid.is_empty() {
+                keys.extend(ix.by_owner_uid.get(owner_uid).into_iter().flatten());
+            }
+            keys.extend(
+                ix.by_owner
+                    .get(&(ns, owner_kind, owner_name))
+                    .into_iter()
+                    .flatten(),
+            );
+            keys.extend(ix.by_job_label.get(&(ns, owner_name)).into_iter().flatten());
+        }
+        keys.extend(
+            ix.by_group
+                .get(&(ns, w.name.as_str()))
+                .into_iter()
+                .flatten(),
+        );
+        if owner_kind == "Pod"
+            && let Some((k, _)) = self
+                .state
+                .pods
+                .get_key_value(&(ns.to_string(), owner_name.to_string()))
+        {
+            keys.push(k);
+        }
+        // the order of `state.pods`, each pod once, only in the workload's namespace
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter()
+            .filter_map(|k| self.state.pods.get(k))
             .filter(|p| p.namespace == w.namespace)
-            .filter(|p| {
-                let by_owner = !owner_name.is_empty()
-                    && p.owner_references.iter().any(|o| {
-                        (!owner_uid.is_empty() && o.uid == owner_uid)
-                            || (o.kind == owner_kind && o.name == owner_name)
-                    });
-                let by_label = !owner_name.is_empty()
-                    && JOB_NAME_LABELS
-                        .iter()
-                        .any(|l| p.labels.get(*l).is_some_and(|v| v == owner_name));
-                let by_group = p.labels.get(POD_GROUP_LABEL) == Some(&w.name);
-                let is_owner = owner_kind == "Pod" && p.name == owner_name;
-                by_owner || by_label || by_group || is_owner
-            })
             .map(|p| &**p)
             .collect()
     }

@@ -16,7 +16,7 @@
 //!   the allocatable of every node that could host it (nodeSelector and the ClusterQueue's
 //!   flavors for that resource), so its pods can never be scheduled.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::context::workload_ref;
 use super::context::{Context, cluster_ref, flavor_matches_node, list_names, node_usable, ns_ref};
@@ -25,6 +25,7 @@ use crate::model::{Node, Pod, Quantity, Workload};
 
 /// Runs the gang checks.
 pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
+    let mut memo = Memo::default();
     for w in ctx.state.workloads.values() {
         if w.is_finished() {
             continue;
@@ -32,10 +33,21 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
         if w.condition_true("Admitted") {
             let pods = ctx.pods_of_workload(w);
             pending_pods(ctx, w, &pods, out);
-            fragmentation(ctx, w, &pods, out);
+            fragmentation(ctx, w, &pods, &mut memo, out);
         }
-        larger_than_any_node(ctx, w, out);
+        larger_than_any_node(ctx, w, &mut memo, out);
     }
+}
+
+/// Node scans shared by workloads with the same constraints: many workloads ask for the
+/// same flavors, selector and resource, and scanning every node for each of them is
+/// quadratic in the size of the cluster.
+#[derive(Default)]
+struct Memo<'a> {
+    /// (flavors, nodeSelector, tolerations, resource) → eligible nodes (fragmentation).
+    eligible: HashMap<String, Vec<&'a Node>>,
+    /// (flavors, nodeSelector, resource) → (candidate host count, largest allocatable).
+    hosts: HashMap<String, (usize, Quantity)>,
 }
 
 fn minutes(ms: i64) -> String {
@@ -116,35 +128,26 @@ fn tolerates_node(pod_tolerations: &[crate::model::Toleration], node: &Node) -> 
         .all(|t| pod_tolerations.iter().any(|tol| tol.tolerates(t)))
 }
 
-fn fragmentation(ctx: &Context, w: &Workload, pods: &[&Pod], out: &mut Vec<Finding>) {
+fn fragmentation<'a>(
+    ctx: &Context<'a>,
+    w: &Workload,
+    pods: &[&Pod],
+    memo: &mut Memo<'a>,
+    out: &mut Vec<Finding>,
+) {
     for pod in pods
         .iter()
         .filter(|p| p.phase == "Pending" && p.node_name.is_none())
     {
         for (resource, need) in ctx.accelerators_in(&pod.requests) {
             let flavors = assigned_flavors(w, &resource);
-            let candidates: Vec<&Node> = ctx
-                .state
-                .nodes
-                .values()
-                .filter(|n| node_usable(n))
-                .filter(|n| {
-                    flavors.is_empty()
-                        || flavors.iter().any(|f| {
-                            ctx.state
-                                .resource_flavors
-                                .get(f)
-                                .is_none_or(|rf| flavor_matches_node(rf, n))
-                        })
-                })
-                .filter(|n| {
-                    pod.node_selector
-                        .iter()
-                        .all(|(k, v)| n.labels.get(k) == Some(v))
-                })
-                .filter(|n| tolerates_node(&pod.tolerations, n))
-                .map(|n| &**n)
-                .collect();
+            let key = format!(
+                "{flavors:?}\u{0}{:?}\u{0}{:?}",
+                pod.node_selector, pod.tolerations
+            );
+            let candidates = memo.eligible.entry(key).or_insert_with(|| {
+                eligible_nodes(ctx, &flavors, &pod.node_selector, &pod.tolerations)
+            });
             let free: Vec<(Quantity, &str)> = candidates
                 .iter()
                 .map(|n| (ctx.node_free(n, &resource), n.name.as_str()))
@@ -193,7 +196,43 @@ fn fragmentation(ctx: &Context, w: &Workload, pods: &[&Pod], out: &mut Vec<Findi
     }
 }
 
-fn larger_than_any_node(ctx: &Context, w: &Workload, out: &mut Vec<Finding>) {
+/// Ready, uncordoned nodes matching one of `flavors` (any node when empty), the node
+/// selector, and whose hard taints the tolerations tolerate.
+fn eligible_nodes<'a>(
+    ctx: &Context<'a>,
+    flavors: &BTreeSet<String>,
+    node_selector: &BTreeMap<String, String>,
+    tolerations: &[crate::model::Toleration],
+) -> Vec<&'a Node> {
+    ctx.state
+        .nodes
+        .values()
+        .filter(|n| node_usable(n))
+        .filter(|n| {
+            flavors.is_empty()
+                || flavors.iter().any(|f| {
+                    ctx.state
+                        .resource_flavors
+                        .get(f)
+                        .is_none_or(|rf| flavor_matches_node(rf, n))
+                })
+        })
+        .filter(|n| {
+            node_selector
+                .iter()
+                .all(|(k, v)| n.labels.get(k) == Some(v))
+        })
+        .filter(|n| tolerates_node(tolerations, n))
+        .map(|n| &**n)
+        .collect()
+}
+
+fn larger_than_any_node<'a>(
+    ctx: &Context<'a>,
+    w: &Workload,
+    memo: &mut Memo<'a>,
+    out: &mut Vec<Finding>,
+) {
     if ctx.state.nodes.is_empty() {
         return;
     }
@@ -224,21 +263,25 @@ fn larger_than_any_node(ctx: &Context, w: &Workload, out: &mut Vec<Finding>) {
                                 .is_none_or(|rf| flavor_matches_node(rf, n))
                         }))
             };
-            let hosts: Vec<&Node> = ctx
-                .state
-                .nodes
-                .values()
-                .filter(|n| fits(n))
-                .map(|n| &**n)
-                .collect();
-            if hosts.is_empty() {
+            let key = format!("{flavors:?}\u{0}{:?}\u{0}{resource}", ps.node_selector);
+            let (hosts, largest) = *memo.hosts.entry(key).or_insert_with(|| {
+                let hosts: Vec<&Node> = ctx
+                    .state
+                    .nodes
+                    .values()
+                    .filter(|n| fits(n))
+                    .map(|n| &**n)
+                    .collect();
+                let largest = hosts
+                    .iter()
+                    .filter_map(|n| n.allocatable.get(&resource).copied())
+                    .max()
+                    .unwrap_or_default();
+                (hosts.len(), largest)
+            });
+            if hosts == 0 {
                 continue; // no eligible node at all: flavor-matches-no-node covers it
             }
-            let largest = hosts
-                .iter()
-                .filter_map(|n| n.allocatable.get(&resource).copied())
-                .max()
-                .unwrap_or_default();
             if need <= largest {
                 continue;
             }
@@ -248,7 +291,7 @@ fn larger_than_any_node(ctx: &Context, w: &Workload, out: &mut Vec<Finding>) {
                  could host it has {largest} allocatable ({n} candidate nodes): these pods can \
                  never be scheduled, even with all quota free.",
                 ps = ps.name,
-                n = hosts.len(),
+                n = hosts,
             );
             let fix = format!(
                 "# split the work into more pods of at most {largest} {resource} each \

@@ -9,7 +9,8 @@
 //! is the most a ClusterQueue could ever admit. Cohorts on a parent cycle are treated as
 //! roots (Kueue ignores such a tree).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::model::{ClusterQueue, ClusterState, Quantity, ResourceGroup, ResourceQuota};
 
@@ -41,6 +42,26 @@ pub struct QuotaTree<'a> {
     /// cohort name → child cohorts (cycle-free).
     cohort_children: BTreeMap<&'a str, Vec<&'a str>>,
     cyclic: BTreeSet<&'a str>,
+    /// (flavor, resource) → cohort → SubtreeQuota, filled on first use: without it each
+    /// question walks the whole tree below the root, once per workload.
+    subtree_memo: RefCell<Memo>,
+    /// (flavor, resource) → cohort → potentialAvailable.
+    potential_memo: RefCell<Memo>,
+}
+
+type Memo = HashMap<(String, String), HashMap<String, Quantity>>;
+
+fn memo_get(memo: &RefCell<Memo>, name: &str, flavor: &str, resource: &str) -> Option<Quantity> {
+    memo.borrow()
+        .get(&(flavor.to_string(), resource.to_string()))
+        .and_then(|m| m.get(name).copied())
+}
+
+fn memo_put<'a>(memo: &RefCell<Memo>, name: &'a str, flavor: &str, resource: &str, q: Quantity) {
+    memo.borrow_mut()
+        .entry((flavor.to_string(), resource.to_string()))
+        .or_default()
+        .insert(name.to_string(), q);
 }
 
 impl<'a> QuotaTree<'a> {
@@ -82,6 +103,8 @@ impl<'a> QuotaTree<'a> {
             cq_children,
             cohort_children,
             cyclic,
+            subtree_memo: RefCell::default(),
+            potential_memo: RefCell::default(),
         }
     }
 
@@ -124,6 +147,9 @@ impl<'a> QuotaTree<'a> {
         let NodeRef::Cohort(name) = node else {
             return own;
         };
+        if let Some(q) = memo_get(&self.subtree_memo, name, flavor, resource) {
+            return q;
+        }
         let mut total = own;
         for cq in self.cq_children.get(name).into_iter().flatten() {
             let child = NodeRef::Cq(cq);
@@ -135,6 +161,7 @@ impl<'a> QuotaTree<'a> {
             total += self.subtree_quota(child, flavor, resource)
                 - self.local_quota(child, flavor, resource);
         }
+        memo_put(&self.subtree_memo, name, flavor, resource, total);
         total
     }
 
@@ -151,6 +178,19 @@ impl<'a> QuotaTree<'a> {
     }
 
     fn potential(&self, node: NodeRef<'a>, flavor: &str, resource: &str) -> Quantity {
+        if let NodeRef::Cohort(name) = node
+            && let Some(q) = memo_get(&self.potential_memo, name, flavor, resource)
+        {
+            return q;
+        }
+        let q = self.potential_uncached(node, flavor, resource);
+        if let NodeRef::Cohort(name) = node {
+            memo_put(&self.potential_memo, name, flavor, resource, q);
+        }
+        q
+    }
+
+    fn potential_uncached(&self, node: NodeRef<'a>, flavor: &str, resource: &str) -> Quantity {
         let subtree = self.subtree_quota(node, flavor, resource);
         let Some(parent) = self.parent(node) else {
             return subtree;

@@ -144,6 +144,7 @@ fn partial_admission(
 }
 
 fn fits_now(st: &EngineState<'_>, cq: CqIdx, usage: &[(usize, i128)]) -> bool {
+    st.step();
     let node = st.cqs[cq].node;
     usage
         .iter()
@@ -219,6 +220,7 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             frs_need: Vec::new(),
             policy,
         };
+        st.step();
         let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
         let mut victim_notes = std::mem::take(&mut st.fair.last_notes);
         let viable = |a: &Assignment, t: &[Target]| {

@@ -27,8 +27,8 @@ use crate::model::Timestamp;
 
 pub use explain::{Explanation, PendingKind, ResourceNeed};
 pub use output::{
-    ClusterQueueUsage, PendingList, Plan, PlanAdmitted, PlanCycle, PlanPending, PlanPreempted,
-    SharedStr, UsageFigures,
+    ClusterQueueUsage, DetectedCycle, PendingList, Plan, PlanAdmitted, PlanCycle, PlanPending,
+    PlanPreempted, PlanStats, SharedStr, UsageFigures,
 };
 pub use plan::plan;
 pub use preemption::PreemptionReason;
@@ -51,7 +51,9 @@ pub struct PlanOptions {
     /// configuration ([`crate::model::ClusterState::kueue_config`]) does not enable it.
     /// Normally left false: the configuration decides.
     pub fair_sharing: bool,
-    /// List the pending workloads after every cycle (`true`) or only after the last.
+    /// List the pending workloads after every cycle (`true`) or only after the last
+    /// (`false`, the default: the plan's size stays linear in cycles + objects; earlier
+    /// cycles keep their `pending` key as an empty list).
     pub pending_in_every_cycle: bool,
 }
 
@@ -61,7 +63,7 @@ impl Default for PlanOptions {
             now: 0,
             max_cycles: 100,
             fair_sharing: false,
-            pending_in_every_cycle: true,
+            pending_in_every_cycle: false,
         }
     }
 }

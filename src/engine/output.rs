@@ -23,6 +23,41 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// `false` when `max_cycles` stopped the simulation before it settled.
     pub converged: bool,
+    /// Set when the simulation reached a state it had been in before (the same
+    /// workloads admitted where they were, the same queues) and the cycles in between
+    /// then repeated: Kueue would loop the same way, so the plan stops there.
+    /// Additive key `detectedCycle`, absent when no loop was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detected_cycle: Option<DetectedCycle>,
+    /// Work counters (not serialized): for scale tests and benchmarks.
+    #[serde(skip)]
+    pub stats: PlanStats,
+}
+
+/// A loop the plan found: the state after cycle `to` equals the state after cycle
+/// `from` (indexes into `cycles`), and the `period` cycles after `to` repeated the
+/// admissions and preemptions of the `period` cycles after `from`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetectedCycle {
+    /// A name for the loop: `preemption-loop` when victims are preempted again within a
+    /// period, else `admission-loop`.
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub period: usize,
+    /// Workloads admitted or preempted within one period (sorted, `namespace/name`).
+    pub workloads: Vec<String>,
+    /// Preemptions within one period.
+    pub preemptions_per_period: usize,
+}
+
+/// Counted engine work of a plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlanStats {
+    /// Heads nominated + preemption candidates classified + fit checks.
+    pub steps: u64,
+    pub cycles: usize,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

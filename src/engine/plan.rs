@@ -1,7 +1,9 @@
 //! Multi-cycle planning: run cycles as Kueue would, assuming victims are evicted and
 //! requeued before the next cycle and admitted workloads keep running.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 
 use crate::model::{ClusterState, Quantity};
 
@@ -9,7 +11,8 @@ use super::PlanOptions;
 use super::cycle::{self, EntryOutcome};
 use super::explain;
 use super::output::{
-    ClusterQueueUsage, Plan, PlanAdmitted, PlanCycle, PlanPreempted, UsageFigures,
+    ClusterQueueUsage, DetectedCycle, Plan, PlanAdmitted, PlanCycle, PlanPreempted, PlanStats,
+    UsageFigures,
 };
 use super::pending::{Last, LastExplanations, PendingRows};
 use super::state::{CqIdx, EngineState, WlIdx, WlState};
@@ -24,6 +27,8 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
     let mut cycles = Vec::new();
     let mut converged = false;
     let mut first = true;
+    let mut loops = LoopDetector::default();
+    let mut detected_cycle = None;
     for i in 0..opts.max_cycles.max(1) {
         if !first && !has_heads(&st) {
             converged = true;
@@ -91,7 +96,13 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             || !out.preempted.is_empty()
             || !releases.is_empty()
             || res.parked > 0;
-        let final_cycle = !changed || i + 1 == opts.max_cycles.max(1) || !has_heads(&st);
+        if changed {
+            detected_cycle = loops.observe(&st, &out, i);
+        }
+        let final_cycle = !changed
+            || i + 1 == opts.max_cycles.max(1)
+            || !has_heads(&st)
+            || detected_cycle.is_some();
         if opts.pending_in_every_cycle || final_cycle {
             out.pending = rows.list(&st, &last, final_cycle);
         }
@@ -101,23 +112,156 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             converged = true;
             break;
         }
+        if detected_cycle.is_some() {
+            break;
+        }
     }
-    if !converged && !has_heads(&st) {
+    if !converged && !has_heads(&st) && detected_cycle.is_none() {
         converged = true;
     }
     let mut warnings = st.warnings.clone();
-    if !converged {
+    if let Some(d) = &detected_cycle {
+        warnings.push(format!(
+            "the plan loops ({name}): the state after cycle {to} is the state after cycle {from}, \
+             and the {period} cycles after it repeated the same admissions and {pre} preemptions; \
+             Kueue would repeat them too, so the plan stops after cycle {last} (see detectedCycle)",
+            name = d.name,
+            to = d.to,
+            from = d.from,
+            period = d.period,
+            pre = d.preemptions_per_period,
+            last = d.to + d.period,
+        ));
+    } else if !converged {
         warnings.push(format!(
             "the plan stopped after {} cycles before settling",
             opts.max_cycles
         ));
     }
+    let stats = PlanStats {
+        steps: st.steps.get(),
+        cycles: cycles.len(),
+    };
     Plan {
         cycles,
         cluster_queues,
         warnings,
         converged,
+        detected_cycle,
+        stats,
     }
+}
+
+/// Finds a loop in the simulated cycles: a fingerprint of the state after each cycle
+/// (which workloads hold quota where, with which flavors; what each ClusterQueue's
+/// queue, parked set and sticky head hold) and of each cycle's admissions and
+/// preemptions. When the state after cycle `to` equals the state after an earlier
+/// cycle `from`, the next `to - from` cycles must repeat the events of the cycles
+/// after `from` and end in the same state again before the loop is reported.
+#[derive(Default)]
+struct LoopDetector {
+    /// fingerprint of the state → first cycle that ended in it.
+    seen: HashMap<u64, usize>,
+    states: Vec<u64>,
+    events: Vec<u64>,
+    /// (from, to) being confirmed.
+    candidate: Option<(usize, usize)>,
+    /// Workloads admitted or preempted per cycle (to name the loop).
+    touched: Vec<Vec<String>>,
+    preemptions: Vec<usize>,
+}
+
+impl LoopDetector {
+    fn observe(
+        &mut self,
+        st: &EngineState<'_>,
+        out: &PlanCycle,
+        i: usize,
+    ) -> Option<DetectedCycle> {
+        let state = fingerprint(st);
+        let mut h = DefaultHasher::new();
+        for a in &out.admitted {
+            (&a.workload, &a.cluster_queue, &a.flavors).hash(&mut h);
+        }
+        for p in &out.preempted {
+            (&p.workload, &p.by).hash(&mut h);
+        }
+        // cycles where nothing changed end the plan, so indexes stay aligned
+        debug_assert_eq!(self.states.len(), i);
+        self.states.push(state);
+        self.events.push(h.finish());
+        self.touched.push(
+            out.admitted
+                .iter()
+                .map(|a| a.workload.clone())
+                .chain(out.preempted.iter().map(|p| p.workload.clone()))
+                .collect(),
+        );
+        self.preemptions.push(out.preempted.len());
+        if let Some((from, to)) = self.candidate {
+            let period = to - from;
+            if i < to + period {
+                return None;
+            }
+            self.candidate = None;
+            let repeated = self.states[i] == self.states[to]
+                && self.events[from + 1..=to] == self.events[to + 1..=i];
+            if repeated {
+                let mut workloads: Vec<String> =
+                    self.touched[to + 1..=i].iter().flatten().cloned().collect();
+                workloads.sort();
+                workloads.dedup();
+                let pre: usize = self.preemptions[to + 1..=i].iter().sum();
+                return Some(DetectedCycle {
+                    name: if pre > 0 {
+                        "preemption-loop"
+                    } else {
+                        "admission-loop"
+                    }
+                    .to_string(),
+                    from,
+                    to,
+                    period,
+                    workloads,
+                    preemptions_per_period: pre,
+                });
+            }
+        }
+        match self.seen.get(&state) {
+            Some(&from) if self.candidate.is_none() => self.candidate = Some((from, i)),
+            _ => {}
+        }
+        self.seen.entry(state).or_insert(i);
+        None
+    }
+}
+
+/// A hash of the scheduling state between cycles (not of simulated time).
+fn fingerprint(st: &EngineState<'_>) -> u64 {
+    let mut h = DefaultHasher::new();
+    for (w, info) in st.wls.iter().enumerate() {
+        match info.state {
+            WlState::Admitted => {
+                (w, 1u8, info.cq).hash(&mut h);
+                st.usage_of(w).hash(&mut h);
+            }
+            WlState::Queued => (w, 2u8, info.cq).hash(&mut h),
+            WlState::NotQueued(_) => (w, 3u8).hash(&mut h),
+            WlState::Gone => (w, 4u8).hash(&mut h),
+        }
+    }
+    for c in &st.cqs {
+        c.heap.len().hash(&mut h);
+        for k in &c.heap {
+            k.idx.hash(&mut h);
+        }
+        c.inadmissible.len().hash(&mut h);
+        for k in &c.inadmissible {
+            k.idx.hash(&mut h);
+        }
+        c.sticky.hash(&mut h);
+    }
+    h.finish()
 }
 
 fn has_heads(st: &EngineState<'_>) -> bool {

@@ -160,6 +160,9 @@ pub struct EngineState<'a> {
     pub reserved: Vec<(NodeId, Vec<(FrId, i128)>)>,
     /// Kueue's fair sharing: on/off, strategies, weights ([`super::fair`]).
     pub fair: super::fair::FairState,
+    /// Work counter (preemption candidates classified + fit checks), for scale guards:
+    /// see [`crate::engine::PlanStats`].
+    pub steps: std::cell::Cell<u64>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -445,6 +448,7 @@ impl<'a> EngineState<'a> {
             warnings,
             clock: opts.now,
             reserved: Vec::new(),
+            steps: std::cell::Cell::new(0),
         }
     }
 
@@ -513,6 +517,12 @@ impl<'a> EngineState<'a> {
     }
 
     /// The quota a workload holds (empty unless admitted).
+    /// Counts one unit of engine work ([`EngineState::steps`]).
+    #[inline]
+    pub fn step(&self) {
+        self.steps.set(self.steps.get() + 1);
+    }
+
     pub fn usage_of(&self, w: WlIdx) -> &[(FrId, i128)] {
         &self.usages[self.wls[w].usage.range()]
     }

@@ -85,6 +85,7 @@ fn classify(
     cand_cq: CqIdx,
     advantage: bool,
 ) -> Option<Variant> {
+    st.step();
     if Some(wl) == ctx.preemptor || !uses_needed(st, wl, ctx) {
         return None;
     }

@@ -18,6 +18,7 @@ pub(crate) fn workload_fits(
     ctx: &PreemptionCtx<'_>,
     allow_borrowing: bool,
 ) -> bool {
+    st.step();
     let node = st.cqs[ctx.cq].node;
     ctx.usage.iter().all(|&(fr, v)| {
         if !allow_borrowing && st.tree.nodes[node].borrowing_with(fr, v) {
