@@ -86,10 +86,9 @@ impl FairState {
         order.sort_by_key(|&n| std::cmp::Reverse(tree.ancestors(n).len()));
         for n in order {
             if let Some(p) = tree.nodes[n].parent {
-                for fr in 0..tree.nfr {
-                    if keys[n][fr] {
-                        keys[p][fr] = true;
-                    }
+                let child = keys[n].clone();
+                for (k, c) in keys[p].iter_mut().zip(child) {
+                    *k |= c;
                 }
             }
         }
