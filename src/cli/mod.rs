@@ -7,6 +7,7 @@ mod doctor;
 mod embedded;
 pub mod feed;
 mod history;
+mod kueue_config;
 mod live;
 mod plan;
 mod plan_table;
@@ -48,6 +49,9 @@ pub fn main() -> i32 {
 }
 
 fn config(args: &args::ConfigArgs) -> anyhow::Result<i32> {
+    if args.cluster {
+        return kueue_config::run(args);
+    }
     if args.print_default {
         print!("{}", crate::tui::default_config_toml());
     } else {

@@ -1889,3 +1889,38 @@ fn limits_without_requests_default_the_requests() {
     ));
     assert_eq!(out.admitted.len(), 1);
 }
+
+#[test]
+fn config_cluster_prints_the_effective_kueue_configuration_of_a_dump() {
+    let out = gangplank(&["config", "--cluster", "-f", "tests/fixtures/fair-sharing"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("source: ConfigMap kueue-system/kueue-manager-config"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fairSharing: on, preemptionStrategies [LessThanOrEqualToFinalShare, LessThanInitialShare]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FairSharingPreemptWithinNominal=true (default)"),
+        "{text}"
+    );
+    let out = gangplank(&[
+        "config",
+        "--cluster",
+        "-f",
+        "tests/fixtures/fair-sharing/cluster.yaml",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("assumed Kueue's defaults"), "{text}");
+    assert!(
+        text.contains("fairSharing: off (classical preemption)"),
+        "{text}"
+    );
+}
