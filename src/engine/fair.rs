@@ -854,3 +854,61 @@ fn second_strategy(
     }
     false
 }
+
+// ---------------------------------------------------------------------------
+// Report for the console
+
+/// A node's fair-sharing figures as the console shows them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShareFigures {
+    pub weight: f64,
+    pub drs: Drs,
+}
+
+impl ShareFigures {
+    /// "w1 0.31", "w0 ∞", "w2 0.00": the weight and the dominant resource share.
+    pub fn text(&self) -> String {
+        let share = if self.drs.weighted().is_infinite() {
+            "∞".to_string()
+        } else {
+            format!("{:.2}", self.drs.weighted() / 1000.0)
+        };
+        format!("w{} {share}", trim_weight(self.weight))
+    }
+}
+
+fn trim_weight(w: f64) -> String {
+    let s = format!("{w:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Current shares of every ClusterQueue and Cohort by name, or `None` when Kueue's
+/// configuration does not enable fair sharing.
+pub type ShareReport = (
+    BTreeMap<String, ShareFigures>,
+    BTreeMap<String, ShareFigures>,
+);
+
+pub fn share_report(cluster: &ClusterState) -> Option<ShareReport> {
+    if !cluster
+        .kueue_config
+        .as_ref()
+        .is_some_and(|c| c.fair_sharing_enabled())
+    {
+        return None;
+    }
+    let st = EngineState::new(cluster, &super::PlanOptions::default());
+    let (mut cqs, mut cohorts) = (BTreeMap::new(), BTreeMap::new());
+    for (n, node) in st.tree.nodes.iter().enumerate() {
+        let f = ShareFigures {
+            weight: st.fair.weights[n],
+            drs: drs(&st, n),
+        };
+        if node.is_cq {
+            cqs.insert(node.name.clone(), f);
+        } else {
+            cohorts.insert(node.name.clone(), f);
+        }
+    }
+    Some((cqs, cohorts))
+}
