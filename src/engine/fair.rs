@@ -46,6 +46,9 @@ pub struct FairState {
     /// Whether the fr is among the node's SubtreeQuota keys (declared by the node or
     /// a descendant): only those count in its DRS.
     pub keys: Vec<Vec<bool>>,
+    /// `calculateLendable(node)` per node (quota only, so computed once): resource
+    /// name → Σ over the root's (flavor, resource) of `potentialAvailable(node)`.
+    pub lendable: Vec<BTreeMap<String, i128>>,
     /// Why each victim of the last fair preemption search was chosen, in words.
     pub last_notes: Vec<(WlIdx, String)>,
 }
@@ -53,7 +56,12 @@ pub struct FairState {
 impl FairState {
     /// Reads the configuration (`None` = Kueue's defaults: fair sharing off). `force`
     /// turns fair sharing on with the default strategies when the configuration does not.
-    pub fn new(cluster: &ClusterState, tree: &QuotaTree, force: bool) -> Self {
+    pub fn new(
+        cluster: &ClusterState,
+        tree: &QuotaTree,
+        frs: &super::quota::FrTable,
+        force: bool,
+    ) -> Self {
         let default_cfg = KueueConfig::default();
         let cfg = cluster.kueue_config.as_ref().unwrap_or(&default_cfg);
         let strategies = match &cfg.fair_sharing {
@@ -92,8 +100,22 @@ impl FairState {
                 }
             }
         }
+        let enabled = force || cfg.fair_sharing_enabled();
+        let mut lendable = vec![BTreeMap::new(); tree.nodes.len()];
+        if enabled {
+            for (n, l) in lendable.iter_mut().enumerate() {
+                let root = tree.root(n);
+                for (fr, &k) in keys[root].iter().enumerate() {
+                    if k {
+                        *l.entry(frs.resource(fr).to_string()).or_default() +=
+                            tree.potential_available(n, fr);
+                    }
+                }
+            }
+        }
         FairState {
-            enabled: force || cfg.fair_sharing_enabled(),
+            enabled,
+            lendable,
             strategies,
             prioritize_non_borrowing: cfg.gate("FairSharingPrioritizeNonBorrowing"),
             preempt_within_nominal: cfg.gate("FairSharingPreemptWithinNominal"),
@@ -211,14 +233,8 @@ pub fn drs_in(tree: &QuotaTree, fair: &FairState, frs: &super::quota::FrTable, n
         return out;
     }
     out.borrowing = true;
-    // calculateLendable: every fr of the root, potentialAvailable of the parent
-    let root = tree.root(parent);
-    let mut lendable: BTreeMap<&str, i128> = BTreeMap::new();
-    for fr in 0..tree.nfr {
-        if fair.keys[root][fr] {
-            *lendable.entry(frs.resource(fr)).or_default() += tree.potential_available(parent, fr);
-        }
-    }
+    // calculateLendable(parent), cached: it depends on quotas only
+    let lendable = &fair.lendable[parent];
     // BTreeMap order: on equal ratios the alphabetically smaller resource wins
     for (res, b) in borrowed {
         let l = *lendable.get(res).unwrap_or(&0);

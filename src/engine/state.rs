@@ -429,7 +429,7 @@ impl<'a> EngineState<'a> {
             cq.admitted = admitted.into_iter().collect();
         }
 
-        let fair = super::fair::FairState::new(cluster, &tree, opts.fair_sharing);
+        let fair = super::fair::FairState::new(cluster, &tree, &frs, opts.fair_sharing);
         EngineState {
             cluster,
             opts: opts.clone(),
