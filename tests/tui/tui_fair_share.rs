@@ -38,6 +38,7 @@ fn share_column_shows_weight_and_dominant_resource_share_under_fair_sharing() {
     };
     assert!(line("nlp-team").contains("w1 0.06"), "{s}");
     assert!(line("shared").contains("w1 0.00"), "{s}");
+    assert!(s.contains("fair sharing: on"), "status line: {s}");
     // the root cohort has no parent to borrow from
     assert!(
         s.lines()
@@ -50,4 +51,5 @@ fn share_column_shows_weight_and_dominant_resource_share_under_fair_sharing() {
 fn no_share_column_without_fair_sharing() {
     let s = queues_screen("tests/fixtures/fair-sharing/cluster.yaml");
     assert!(!s.contains("SHARE"), "{s}");
+    assert!(!s.contains("fair sharing"), "{s}");
 }
