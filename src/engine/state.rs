@@ -160,6 +160,9 @@ pub struct EngineState<'a> {
     pub reserved: Vec<(NodeId, Vec<(FrId, i128)>)>,
     /// Kueue's fair sharing: on/off, strategies, weights ([`super::fair`]).
     pub fair: super::fair::FairState,
+    /// Kueue's configuration (defaults when the input has none): request rewriting,
+    /// feature gates.
+    pub kueue: crate::model::kueue_config::KueueConfig,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -434,6 +437,7 @@ impl<'a> EngineState<'a> {
             cluster,
             opts: opts.clone(),
             fair,
+            kueue: cluster.kueue_config.clone().unwrap_or_default(),
             frs,
             tree,
             cqs,

@@ -1959,3 +1959,117 @@ fn fair_sharing_plans_the_preemption_heavy_cluster() {
     );
     assert!(!p.warnings.iter().any(|w| w.contains("not implement")));
 }
+
+// --- Kueue's configuration beyond fair sharing: request rewriting, feature gates
+
+use gangplank::model::kueue_config::{KueueConfig, ResourceTransformation};
+
+fn with_config(b: ClusterBuilder, cfg: KueueConfig) -> ClusterState {
+    let mut s = b.build();
+    s.kueue_config = Some(cfg);
+    s
+}
+
+fn admitted_keys(s: &ClusterState) -> Vec<String> {
+    one(s).admitted.iter().map(|a| a.workload.clone()).collect()
+}
+
+#[test]
+fn exclude_resource_prefixes_drop_requests_the_queue_does_not_cover() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .lq("ns", "lq", "cq")
+        .wl(pend(
+            "ns",
+            "w",
+            "lq",
+            0,
+            NOW,
+            &[("cpu", "1"), ("example.com/license", "1")],
+        ));
+    // without the configuration the license is an uncovered resource: NoFit
+    assert!(admitted_keys(&b.clone().build()).is_empty());
+    let cfg = KueueConfig {
+        exclude_resource_prefixes: vec!["example.com/".to_string()],
+        ..Default::default()
+    };
+    assert_eq!(admitted_keys(&with_config(b, cfg)), ["ns/w"]);
+}
+
+#[test]
+fn resource_transformations_replace_the_input_with_their_outputs() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "example.com/gpu-memory", "40Gi"))
+        .lq("ns", "lq", "cq")
+        .wl(pend(
+            "ns",
+            "w",
+            "lq",
+            0,
+            NOW,
+            &[("nvidia.com/mig-1g.5gb", "2")],
+        ));
+    assert!(admitted_keys(&b.clone().build()).is_empty());
+    let cfg = KueueConfig {
+        transformations: vec![ResourceTransformation {
+            input: "nvidia.com/mig-1g.5gb".to_string(),
+            replace: true,
+            multiply_by: None,
+            outputs: [("example.com/gpu-memory".to_string(), qty("5Gi"))].into(),
+        }],
+        ..Default::default()
+    };
+    let out = one(&with_config(b, cfg));
+    assert_eq!(out.admitted.len(), 1, "{:?}", out.pending);
+    let usage = &out.admitted[0].admission.pod_set_assignments[0].resource_usage;
+    assert_eq!(usage["example.com/gpu-memory"], qty("10Gi"));
+    assert!(!usage.contains_key("nvidia.com/mig-1g.5gb"));
+}
+
+#[test]
+fn partial_admission_gate_off_admits_only_full_counts() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .lq("ns", "lq", "cq")
+        .wl(WlBuilder::new("ns", "elastic")
+            .queue("lq")
+            .pod_set("workers", 8, &[("cpu", "1")])
+            .with_last_pod_set(|p| p.min_count = Some(2)));
+    assert_eq!(admitted_keys(&b.clone().build()), ["ns/elastic"]);
+    let cfg = KueueConfig {
+        feature_gates: [("PartialAdmission".to_string(), false)].into(),
+        ..Default::default()
+    };
+    assert!(admitted_keys(&with_config(b, cfg)).is_empty());
+}
+
+#[test]
+fn priority_sorting_within_cohort_gate_off_orders_by_time_only() {
+    // two ClusterQueues without quota under a cohort of 4 cpu: both heads borrow
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("a")
+            .cohort("co")
+            .quota("default", "cpu", "0"))
+        .cq(CqBuilder::new("b")
+            .cohort("co")
+            .quota("default", "cpu", "0"))
+        .cohort(
+            "co",
+            None,
+            vec![rg(&["cpu"], vec![fq("default", vec![rq("cpu", "4")])])],
+        )
+        .lq("ns", "la", "a")
+        .lq("ns", "lb", "b")
+        .wl(pend("ns", "old-low", "la", 0, NOW - 1000, &[("cpu", "3")]))
+        .wl(pend("ns", "new-high", "lb", 100, NOW, &[("cpu", "3")]));
+    assert_eq!(admitted_keys(&b.clone().build()), ["ns/new-high"]);
+    let cfg = KueueConfig {
+        feature_gates: [("PrioritySortingWithinCohort".to_string(), false)].into(),
+        ..Default::default()
+    };
+    assert_eq!(admitted_keys(&with_config(b, cfg)), ["ns/old-low"]);
+}
