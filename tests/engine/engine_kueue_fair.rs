@@ -2073,3 +2073,57 @@ fn priority_sorting_within_cohort_gate_off_orders_by_time_only() {
     };
     assert_eq!(admitted_keys(&with_config(b, cfg)), ["ns/old-low"]);
 }
+
+/// A whole cycle of "reclaim borrowable quota from user using the most": the preemptor
+/// waits for b1 and its explanation says why b1 was chosen, in shares.
+#[test]
+fn a_fair_preemption_is_explained_in_shares() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+            unit("c1", "c"),
+        ],
+    )
+    .lq("", "lq-a", "a")
+    .wl(WlBuilder::new("", "a_incoming")
+        .uid("a_incoming")
+        .queue("lq-a")
+        .created(NOW - 1000)
+        .pod_set("main", 1, &[("cpu", "1")]))
+    .fair_sharing(&[]);
+    let out = one(&b.build());
+    let victims: Vec<(&str, &str)> = out
+        .preempted
+        .iter()
+        .map(|p| (p.workload.as_str(), p.reason.as_str()))
+        .collect();
+    assert_eq!(victims, [("/b1", FAIR)]);
+    assert!(
+        out.preempted[0]
+            .message
+            .contains("due to Fair Sharing within the cohort"),
+        "{}",
+        out.preempted[0].message
+    );
+    let p = out
+        .pending
+        .iter()
+        .find(|p| p.workload == "/a_incoming")
+        .unwrap();
+    let reason = &p.explanation.reason;
+    // a with the workload borrows 1 of 9 lendable (0.11); b after losing b1 borrows 1 (0.11)
+    assert!(
+        reason.contains(
+            "/b1: would preempt it: its queue's share after the preemption (b 0.11) stays at or above ours (a 0.11)"
+        ),
+        "{reason}"
+    );
+}
