@@ -397,7 +397,7 @@ fn child_towards(st: &EngineState<'_>, node: NodeId, ancestor: NodeId) -> NodeId
 
 /// Picks the next entry to process among `remaining` (indexes into `entries`, each
 /// with an assignment). Entries that lose to the winner get a fair-sharing note in
-/// words when they have none yet.
+/// words (the latest loss before they are processed: the head that went just before).
 pub fn next_entry(
     st: &mut EngineState<'_>,
     entries: &mut [Entry],
@@ -441,7 +441,7 @@ pub fn next_entry(
     let wnode = st.cqs[entries[winner].cq].node;
     let wpath = st.tree.ancestors(wnode);
     for (&_cq, &i) in &by_cq {
-        if i == winner || entries[i].fair_note.is_some() {
+        if i == winner {
             continue;
         }
         let n = st.cqs[entries[i].cq].node;
