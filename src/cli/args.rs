@@ -63,6 +63,19 @@ pub struct ConfigArgs {
     /// Print the default configuration file (every key, commented).
     #[arg(long)]
     pub print_default: bool,
+    /// Show Kueue's effective configuration instead (fair sharing, waitForPodsReady,
+    /// feature gates…): from -f manifests, --kueue-config, or the live cluster's
+    /// ConfigMap kueue-system/kueue-manager-config.
+    #[arg(long, conflicts_with = "print_default")]
+    pub cluster: bool,
+    /// With --cluster: read manifests (a dump) instead of the live cluster.
+    #[arg(short = 'f', long = "filename", requires = "cluster", num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// With --cluster: a Configuration file or the ConfigMap; overrides the cluster's.
+    #[arg(long = "kueue-config", value_name = "FILE", requires = "cluster")]
+    pub kueue_config: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster_args: crate::source::ClusterArgs,
 }
 
 #[derive(Debug, Subcommand)]

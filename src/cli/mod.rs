@@ -7,6 +7,7 @@ mod doctor;
 mod embedded;
 pub mod feed;
 mod history;
+mod kueue_config;
 mod live;
 mod out;
 mod plan;
@@ -56,6 +57,9 @@ pub fn main() -> i32 {
 }
 
 fn config(args: &args::ConfigArgs) -> anyhow::Result<i32> {
+    if args.cluster {
+        return kueue_config::run(args);
+    }
     if args.print_default {
         out::out(crate::tui::default_config_toml())?;
     } else {

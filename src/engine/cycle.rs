@@ -227,6 +227,7 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             a.mode == Mode::Fit || (a.mode == Mode::Preempt && !t.is_empty())
         };
         if !viable(&a, &targets)
+            && st.kueue.gate("PartialAdmission")
             && let Some((pa, pt)) = partial_admission(st, cq, w, &base, viable)
         {
             (a, targets) = (pa, pt);
@@ -276,11 +277,17 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             .map(|i| slots[i].take().expect("each once"))
             .collect();
     } else {
+        // PrioritySortingWithinCohort off: priority is not a sort key
+        let by_priority = st.kueue.gate("PrioritySortingWithinCohort");
         entries.sort_by_key(|e| {
             let w = &st.wls[e.wl];
             (
                 e.assignment.as_ref().map_or(0, |a| a.borrowing),
-                -i64::from(w.priority),
+                if by_priority {
+                    -i64::from(w.priority)
+                } else {
+                    0
+                },
                 w.queue_ts,
                 w.tie,
             )

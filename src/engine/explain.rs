@@ -373,8 +373,6 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 e.outcome,
                 EntryOutcome::SkippedNoLongerFits
                     | EntryOutcome::SkippedOverlap
-                    | EntryOutcome::NoCandidates
-                    | EntryOutcome::NoFit
                     | EntryOutcome::DeferredFit
             )
         {

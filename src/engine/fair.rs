@@ -46,6 +46,9 @@ pub struct FairState {
     /// Whether the fr is among the node's SubtreeQuota keys (declared by the node or
     /// a descendant): only those count in its DRS.
     pub keys: Vec<Vec<bool>>,
+    /// `calculateLendable(node)` per node (quota only, so computed once): resource
+    /// name → Σ over the root's (flavor, resource) of `potentialAvailable(node)`.
+    pub lendable: Vec<BTreeMap<String, i128>>,
     /// Why each victim of the last fair preemption search was chosen, in words.
     pub last_notes: Vec<(WlIdx, String)>,
 }
@@ -53,7 +56,12 @@ pub struct FairState {
 impl FairState {
     /// Reads the configuration (`None` = Kueue's defaults: fair sharing off). `force`
     /// turns fair sharing on with the default strategies when the configuration does not.
-    pub fn new(cluster: &ClusterState, tree: &QuotaTree, force: bool) -> Self {
+    pub fn new(
+        cluster: &ClusterState,
+        tree: &QuotaTree,
+        frs: &super::quota::FrTable,
+        force: bool,
+    ) -> Self {
         let default_cfg = KueueConfig::default();
         let cfg = cluster.kueue_config.as_ref().unwrap_or(&default_cfg);
         let strategies = match &cfg.fair_sharing {
@@ -92,8 +100,22 @@ impl FairState {
                 }
             }
         }
+        let enabled = force || cfg.fair_sharing_enabled();
+        let mut lendable = vec![BTreeMap::new(); tree.nodes.len()];
+        if enabled {
+            for (n, l) in lendable.iter_mut().enumerate() {
+                let root = tree.root(n);
+                for (fr, &k) in keys[root].iter().enumerate() {
+                    if k {
+                        *l.entry(frs.resource(fr).to_string()).or_default() +=
+                            tree.potential_available(n, fr);
+                    }
+                }
+            }
+        }
         FairState {
-            enabled: force || cfg.fair_sharing_enabled(),
+            enabled,
+            lendable,
             strategies,
             prioritize_non_borrowing: cfg.gate("FairSharingPrioritizeNonBorrowing"),
             preempt_within_nominal: cfg.gate("FairSharingPreemptWithinNominal"),
@@ -211,14 +233,8 @@ pub fn drs_in(tree: &QuotaTree, fair: &FairState, frs: &super::quota::FrTable, n
         return out;
     }
     out.borrowing = true;
-    // calculateLendable: every fr of the root, potentialAvailable of the parent
-    let root = tree.root(parent);
-    let mut lendable: BTreeMap<&str, i128> = BTreeMap::new();
-    for fr in 0..tree.nfr {
-        if fair.keys[root][fr] {
-            *lendable.entry(frs.resource(fr)).or_default() += tree.potential_available(parent, fr);
-        }
-    }
+    // calculateLendable(parent), cached: it depends on quotas only
+    let lendable = &fair.lendable[parent];
     // BTreeMap order: on equal ratios the alphabetically smaller resource wins
     for (res, b) in borrowed {
         let l = *lendable.get(res).unwrap_or(&0);
@@ -381,7 +397,7 @@ fn child_towards(st: &EngineState<'_>, node: NodeId, ancestor: NodeId) -> NodeId
 
 /// Picks the next entry to process among `remaining` (indexes into `entries`, each
 /// with an assignment). Entries that lose to the winner get a fair-sharing note in
-/// words when they have none yet.
+/// words (the latest loss before they are processed: the head that went just before).
 pub fn next_entry(
     st: &mut EngineState<'_>,
     entries: &mut [Entry],
@@ -425,7 +441,7 @@ pub fn next_entry(
     let wnode = st.cqs[entries[winner].cq].node;
     let wpath = st.tree.ancestors(wnode);
     for (&_cq, &i) in &by_cq {
-        if i == winner || entries[i].fair_note.is_some() {
+        if i == winner {
             continue;
         }
         let n = st.cqs[entries[i].cq].node;
@@ -853,4 +869,62 @@ fn second_strategy(
         ordering.pruned_cqs.insert(cq);
     }
     false
+}
+
+// ---------------------------------------------------------------------------
+// Report for the console
+
+/// A node's fair-sharing figures as the console shows them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShareFigures {
+    pub weight: f64,
+    pub drs: Drs,
+}
+
+impl ShareFigures {
+    /// "w1 0.31", "w0 ∞", "w2 0.00": the weight and the dominant resource share.
+    pub fn text(&self) -> String {
+        let share = if self.drs.weighted().is_infinite() {
+            "∞".to_string()
+        } else {
+            format!("{:.2}", self.drs.weighted() / 1000.0)
+        };
+        format!("w{} {share}", trim_weight(self.weight))
+    }
+}
+
+fn trim_weight(w: f64) -> String {
+    let s = format!("{w:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Current shares of every ClusterQueue and Cohort by name, or `None` when Kueue's
+/// configuration does not enable fair sharing.
+pub type ShareReport = (
+    BTreeMap<String, ShareFigures>,
+    BTreeMap<String, ShareFigures>,
+);
+
+pub fn share_report(cluster: &ClusterState) -> Option<ShareReport> {
+    if !cluster
+        .kueue_config
+        .as_ref()
+        .is_some_and(|c| c.fair_sharing_enabled())
+    {
+        return None;
+    }
+    let st = EngineState::new(cluster, &super::PlanOptions::default());
+    let (mut cqs, mut cohorts) = (BTreeMap::new(), BTreeMap::new());
+    for (n, node) in st.tree.nodes.iter().enumerate() {
+        let f = ShareFigures {
+            weight: st.fair.weights[n],
+            drs: drs(&st, n),
+        };
+        if node.is_cq {
+            cqs.insert(node.name.clone(), f);
+        } else {
+            cohorts.insert(node.name.clone(), f);
+        }
+    }
+    Some((cqs, cohorts))
 }

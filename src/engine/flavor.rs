@@ -252,12 +252,14 @@ pub fn flavor_eligible(flavor: &ResourceFlavor, ps: &PodSet) -> Result<(), Strin
     Ok(())
 }
 
-/// Per-pod requests and totals of a pod set, scaled by reclaimable pods; `pods`
-/// counted when the ClusterQueue covers it.
+/// Per-pod requests and totals of a pod set, scaled by reclaimable pods; Kueue's
+/// `resources.excludeResourcePrefixes` and `resources.transformations` applied when
+/// the configuration has them; `pods` counted when the ClusterQueue covers it.
 pub fn pod_set_requests(
     ps: &PodSet,
     reclaimable: i32,
     covers_pods: bool,
+    cfg: &crate::model::kueue_config::KueueConfig,
 ) -> (i32, BTreeMap<String, i128>, BTreeMap<String, i128>) {
     let count = (ps.count - reclaimable.max(0)).max(0);
     let mut per_pod: BTreeMap<String, i128> = ps
@@ -265,6 +267,9 @@ pub fn pod_set_requests(
         .iter()
         .map(|(r, q)| (r.clone(), q.milli()))
         .collect();
+    if cfg.rewrites_requests() {
+        per_pod = cfg.rewrite_requests(&per_pod);
+    }
     if covers_pods {
         per_pod.entry("pods".to_string()).or_insert(1000);
     }
@@ -302,7 +307,7 @@ pub fn assign(
     let mut worst = Mode::Fit;
     for ps in pod_sets {
         let rec = *reclaimable.get(&ps.name).unwrap_or(&0);
-        let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods);
+        let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods, &st.kueue);
         let mut chosen: BTreeMap<String, ResourceChoice> = BTreeMap::new();
         for (res, &qty) in &requests {
             let Some(&rg_idx) = st.cqs[cq].rg_of.get(res.as_str()) else {

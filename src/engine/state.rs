@@ -163,6 +163,9 @@ pub struct EngineState<'a> {
     /// Work counter (preemption candidates classified + fit checks), for scale guards:
     /// see [`crate::engine::PlanStats`].
     pub steps: std::cell::Cell<u64>,
+    /// Kueue's configuration (defaults when the input has none): request rewriting,
+    /// feature gates.
+    pub kueue: crate::model::kueue_config::KueueConfig,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -432,11 +435,12 @@ impl<'a> EngineState<'a> {
             cq.admitted = admitted.into_iter().collect();
         }
 
-        let fair = super::fair::FairState::new(cluster, &tree, opts.fair_sharing);
+        let fair = super::fair::FairState::new(cluster, &tree, &frs, opts.fair_sharing);
         EngineState {
             cluster,
             opts: opts.clone(),
             fair,
+            kueue: cluster.kueue_config.clone().unwrap_or_default(),
             frs,
             tree,
             cqs,

@@ -1889,3 +1889,241 @@ fn limits_without_requests_default_the_requests() {
     ));
     assert_eq!(out.admitted.len(), 1);
 }
+
+#[test]
+fn config_cluster_prints_the_effective_kueue_configuration_of_a_dump() {
+    let out = gangplank(&["config", "--cluster", "-f", "tests/fixtures/fair-sharing"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("source: ConfigMap kueue-system/kueue-manager-config"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fairSharing: on, preemptionStrategies [LessThanOrEqualToFinalShare, LessThanInitialShare]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FairSharingPreemptWithinNominal=true (default)"),
+        "{text}"
+    );
+    let out = gangplank(&[
+        "config",
+        "--cluster",
+        "-f",
+        "tests/fixtures/fair-sharing/cluster.yaml",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("assumed Kueue's defaults"), "{text}");
+    assert!(
+        text.contains("fairSharing: off (classical preemption)"),
+        "{text}"
+    );
+}
+
+/// Fair sharing on the engine's worst case (every head needs preemption): plans in
+/// well under a second and preempts by priority within each ClusterQueue.
+#[test]
+fn fair_sharing_plans_the_preemption_heavy_cluster() {
+    let mut s = preemption_heavy(2);
+    s.kueue_config = Some(gangplank::model::kueue_config::KueueConfig {
+        fair_sharing: Some(gangplank::model::kueue_config::FairSharingConfig {
+            preemption_strategies: vec![S::LessThanOrEqualToFinalShare, S::LessThanInitialShare],
+        }),
+        ..Default::default()
+    });
+    let t = std::time::Instant::now();
+    let p = gangplank::engine::plan(
+        &s,
+        &PlanOptions {
+            now: NOW,
+            max_cycles: 30,
+            pending_in_every_cycle: false,
+            ..Default::default()
+        },
+    );
+    eprintln!("fair plan of preemption_heavy(2): {:?}", t.elapsed());
+    let mut seen = BTreeSet::new();
+    for c in &p.cycles {
+        for v in &c.preempted {
+            seen.insert(v.workload.clone());
+        }
+    }
+    assert!(
+        !seen.is_empty(),
+        "within-queue preemption by priority happens"
+    );
+    assert!(!p.warnings.iter().any(|w| w.contains("not implement")));
+}
+
+// --- Kueue's configuration beyond fair sharing: request rewriting, feature gates
+
+use gangplank::model::kueue_config::{KueueConfig, ResourceTransformation};
+
+fn with_config(b: ClusterBuilder, cfg: KueueConfig) -> ClusterState {
+    let mut s = b.build();
+    s.kueue_config = Some(cfg);
+    s
+}
+
+fn admitted_keys(s: &ClusterState) -> Vec<String> {
+    one(s).admitted.iter().map(|a| a.workload.clone()).collect()
+}
+
+#[test]
+fn exclude_resource_prefixes_drop_requests_the_queue_does_not_cover() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .lq("ns", "lq", "cq")
+        .wl(pend(
+            "ns",
+            "w",
+            "lq",
+            0,
+            NOW,
+            &[("cpu", "1"), ("example.com/license", "1")],
+        ));
+    // without the configuration the license is an uncovered resource: NoFit
+    assert!(admitted_keys(&b.clone().build()).is_empty());
+    let cfg = KueueConfig {
+        exclude_resource_prefixes: vec!["example.com/".to_string()],
+        ..Default::default()
+    };
+    assert_eq!(admitted_keys(&with_config(b, cfg)), ["ns/w"]);
+}
+
+#[test]
+fn resource_transformations_replace_the_input_with_their_outputs() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "example.com/gpu-memory", "40Gi"))
+        .lq("ns", "lq", "cq")
+        .wl(pend(
+            "ns",
+            "w",
+            "lq",
+            0,
+            NOW,
+            &[("nvidia.com/mig-1g.5gb", "2")],
+        ));
+    assert!(admitted_keys(&b.clone().build()).is_empty());
+    let cfg = KueueConfig {
+        transformations: vec![ResourceTransformation {
+            input: "nvidia.com/mig-1g.5gb".to_string(),
+            replace: true,
+            multiply_by: None,
+            outputs: [("example.com/gpu-memory".to_string(), qty("5Gi"))].into(),
+        }],
+        ..Default::default()
+    };
+    let out = one(&with_config(b, cfg));
+    assert_eq!(out.admitted.len(), 1, "{:?}", out.pending);
+    let usage = &out.admitted[0].admission.pod_set_assignments[0].resource_usage;
+    assert_eq!(usage["example.com/gpu-memory"], qty("10Gi"));
+    assert!(!usage.contains_key("nvidia.com/mig-1g.5gb"));
+}
+
+#[test]
+fn partial_admission_gate_off_admits_only_full_counts() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .lq("ns", "lq", "cq")
+        .wl(WlBuilder::new("ns", "elastic")
+            .queue("lq")
+            .pod_set("workers", 8, &[("cpu", "1")])
+            .with_last_pod_set(|p| p.min_count = Some(2)));
+    assert_eq!(admitted_keys(&b.clone().build()), ["ns/elastic"]);
+    let cfg = KueueConfig {
+        feature_gates: [("PartialAdmission".to_string(), false)].into(),
+        ..Default::default()
+    };
+    assert!(admitted_keys(&with_config(b, cfg)).is_empty());
+}
+
+#[test]
+fn priority_sorting_within_cohort_gate_off_orders_by_time_only() {
+    // two ClusterQueues without quota under a cohort of 4 cpu: both heads borrow
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("a")
+            .cohort("co")
+            .quota("default", "cpu", "0"))
+        .cq(CqBuilder::new("b")
+            .cohort("co")
+            .quota("default", "cpu", "0"))
+        .cohort(
+            "co",
+            None,
+            vec![rg(&["cpu"], vec![fq("default", vec![rq("cpu", "4")])])],
+        )
+        .lq("ns", "la", "a")
+        .lq("ns", "lb", "b")
+        .wl(pend("ns", "old-low", "la", 0, NOW - 1000, &[("cpu", "3")]))
+        .wl(pend("ns", "new-high", "lb", 100, NOW, &[("cpu", "3")]));
+    assert_eq!(admitted_keys(&b.clone().build()), ["ns/new-high"]);
+    let cfg = KueueConfig {
+        feature_gates: [("PrioritySortingWithinCohort".to_string(), false)].into(),
+        ..Default::default()
+    };
+    assert_eq!(admitted_keys(&with_config(b, cfg)), ["ns/old-low"]);
+}
+
+/// A whole cycle of "reclaim borrowable quota from user using the most": the preemptor
+/// waits for b1 and its explanation says why b1 was chosen, in shares.
+#[test]
+fn a_fair_preemption_is_explained_in_shares() {
+    let b = with(
+        base_cqs(),
+        vec![
+            unit("a1", "a"),
+            unit("a2", "a"),
+            unit("a3", "a"),
+            unit("b1", "b"),
+            unit("b2", "b"),
+            unit("b3", "b"),
+            unit("b4", "b"),
+            unit("b5", "b"),
+            unit("c1", "c"),
+        ],
+    )
+    .lq("", "lq-a", "a")
+    .wl(WlBuilder::new("", "a_incoming")
+        .uid("a_incoming")
+        .queue("lq-a")
+        .created(NOW - 1000)
+        .pod_set("main", 1, &[("cpu", "1")]))
+    .fair_sharing(&[]);
+    let out = one(&b.build());
+    let victims: Vec<(&str, &str)> = out
+        .preempted
+        .iter()
+        .map(|p| (p.workload.as_str(), p.reason.as_str()))
+        .collect();
+    assert_eq!(victims, [("/b1", FAIR)]);
+    assert!(
+        out.preempted[0]
+            .message
+            .contains("due to Fair Sharing within the cohort"),
+        "{}",
+        out.preempted[0].message
+    );
+    let p = out
+        .pending
+        .iter()
+        .find(|p| p.workload == "/a_incoming")
+        .unwrap();
+    let reason = &p.explanation.reason;
+    // a with the workload borrows 1 of 9 lendable (0.11); b after losing b1 borrows 1 (0.11)
+    assert!(
+        reason.contains(
+            "/b1: would preempt it: its queue's share after the preemption (b 0.11) stays at or above ours (a 0.11)"
+        ),
+        "{reason}"
+    );
+}

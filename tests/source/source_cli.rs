@@ -265,3 +265,34 @@ async fn plan_live_table_shows_sync_status() {
     assert!(text.starts_with("live cluster: synced"), "{text}");
     assert!(text.contains("team/waiting"), "{text}");
 }
+
+/// `config --cluster` reads Kueue's ConfigMap from the live cluster; without one it
+/// says so and shows Kueue's defaults (exit 0, never a failure).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_cluster_shows_kueues_effective_configuration() {
+    let env = env().await;
+    let out = bin()
+        .args(["config", "--cluster"])
+        .arg("--kubeconfig")
+        .arg(&env.kubeconfig)
+        .output()
+        .await
+        .expect("run");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(
+        stderr.contains("kueue-system/kueue-manager-config"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("fairSharing: off (classical preemption)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("assumed Kueue's defaults"), "{stdout}");
+
+    // The simulator serves no ConfigMaps; reading one is covered with -f and
+    // --kueue-config in tests/engine/engine_kueue_fair.rs.
+}

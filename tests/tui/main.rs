@@ -6,6 +6,7 @@ mod tui_fixture;
 mod sim_views;
 mod tui_config;
 mod tui_docs;
+mod tui_fair_share;
 mod tui_input;
 mod tui_snapshots;
 mod tui_themes;

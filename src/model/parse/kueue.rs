@@ -9,8 +9,7 @@ use super::value::At;
 use crate::model::types::*;
 
 /// Notes recorded for approximated features.
-pub(crate) const FAIR_SHARING: &str =
-    "fair sharing weight set but fair sharing is not implemented; weights ignored";
+pub(crate) const FAIR_SHARING: &str = "fairSharing set; the weight is used only when Kueue's configuration enables fair sharing, and LocalQueue fair sharing (admission fair sharing) is not modelled";
 pub(crate) const ADMISSION_CHECKS: &str =
     "admission checks configured; their states are not evaluated";
 pub(crate) const FLAVOR_TOPOLOGY: &str =

@@ -32,6 +32,8 @@ pub struct CqSummary {
     pub gpu_used: i64,
     pub gpu_nominal: i64,
     pub held: bool,
+    /// Fair sharing on: weight and dominant resource share ("w1 0.31").
+    pub share: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -57,6 +59,10 @@ pub struct QueueTree {
     pub cqs: Vec<CqSummary>,
     pub lqs: Vec<LqSummary>,
     pub lines: Vec<QueueLine>,
+    /// Kueue's configuration enables fair sharing: the SHARE column is shown.
+    pub fair_sharing: bool,
+    /// Cohort → weight and dominant resource share, when fair sharing is on.
+    pub cohort_shares: BTreeMap<String, String>,
 }
 
 impl QueueTree {
@@ -139,6 +145,13 @@ impl QueueTree {
                 admitted,
                 held: lq.stop_policy != crate::model::StopPolicy::None,
             });
+        }
+        if let Some((cqs, cohorts)) = crate::engine::fair::share_report(state) {
+            tree.fair_sharing = true;
+            for cq in &mut tree.cqs {
+                cq.share = cqs.get(&cq.name).map(|f| f.text());
+            }
+            tree.cohort_shares = cohorts.iter().map(|(n, f)| (n.clone(), f.text())).collect();
         }
         tree.lines = tree.layout(state);
         tree

@@ -59,26 +59,43 @@ fn render_tree(frame: &mut Frame, area: Rect, app: &App) {
     let tree = &app.cache.queues;
     let index = app.visible(ViewId::Queues);
     let bar_width = if area.width >= 90 { 16 } else { 8 };
+    // fair sharing on (Kueue's configuration): weight and dominant resource share
+    let fair = tree.fair_sharing;
+    let mut header = vec!["NAME", "GPUS", "USED/NOM", "PEND", "ADM"];
+    let mut widths = vec![
+        Constraint::Min(20),
+        Constraint::Length(bar_width as u16),
+        Constraint::Length(9),
+        Constraint::Length(5),
+        Constraint::Length(5),
+    ];
+    if fair {
+        header.push("SHARE");
+        widths.push(Constraint::Length(10));
+    }
     let spec = TableSpec {
         title: title(app, "Queues: cohort › ClusterQueue › LocalQueue"),
-        header: vec!["NAME", "GPUS", "USED/NOM", "PEND", "ADM"],
-        widths: vec![
-            Constraint::Min(20),
-            Constraint::Length(bar_width as u16),
-            Constraint::Length(9),
-            Constraint::Length(5),
-            Constraint::Length(5),
-        ],
+        header,
+        widths,
         len: index.len(),
         list: *app.list(),
         empty: "no queues",
     };
     table::render(frame, area, t, spec, |pos| {
         match &tree.lines[index[pos] as usize] {
-            QueueLine::Cohort { name, depth } => Row::new(vec![Cell::from(Span::styled(
-                format!("{}◆ cohort {name}", "  ".repeat(*depth)),
-                t.cohort,
-            ))]),
+            QueueLine::Cohort { name, depth } => {
+                let mut cells = vec![Cell::from(Span::styled(
+                    format!("{}◆ cohort {name}", "  ".repeat(*depth)),
+                    t.cohort,
+                ))];
+                if fair {
+                    cells.extend((0..4).map(|_| Cell::from("")));
+                    cells.push(Cell::from(
+                        tree.cohort_shares.get(name).cloned().unwrap_or_default(),
+                    ));
+                }
+                Row::new(cells)
+            }
             QueueLine::ClusterQueue { index, depth } => {
                 let cq = &tree.cqs[*index];
                 let over = cq.gpu_used > cq.gpu_nominal;
@@ -87,7 +104,7 @@ fn render_tree(frame: &mut Frame, area: Rect, app: &App) {
                     format!("{}/{}", cq.gpu_used, cq.gpu_nominal),
                     if over { t.queue_over_quota } else { t.text },
                 );
-                Row::new(vec![
+                let mut cells = vec![
                     Cell::from(format!("{}▸ {}{held}", "  ".repeat(*depth), cq.name)),
                     Cell::from(Line::from(gauge::bar(
                         cq.gpu_used.into(),
@@ -98,7 +115,11 @@ fn render_tree(frame: &mut Frame, area: Rect, app: &App) {
                     Cell::from(Line::from(figures)),
                     Cell::from(cq.pending.to_string()),
                     Cell::from(cq.admitted.to_string()),
-                ])
+                ];
+                if fair {
+                    cells.push(Cell::from(cq.share.clone().unwrap_or_default()));
+                }
+                Row::new(cells)
             }
             QueueLine::LocalQueue { index, depth } => {
                 let lq = &tree.lqs[*index];

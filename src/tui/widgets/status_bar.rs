@@ -1,4 +1,5 @@
-//! The status bar (context, sync state, last event, engine timing, READ-ONLY) and the
+//! The status bar (context, sync state, last event, engine timing, READ-ONLY, "fair
+//! sharing: on" when Kueue's configuration enables it) and the
 //! message line below it (feedback, or the `:` / `/` input being typed).
 
 use ratatui::Frame;
@@ -91,6 +92,15 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleDat
         (None, _) => " │ no plan".into(),
     };
     spans.push(Span::raw(plan));
+    // Kueue's configuration, when it changes how the plan is made (issue #11)
+    if data
+        .state
+        .kueue_config
+        .as_ref()
+        .is_some_and(|c| c.fair_sharing_enabled())
+    {
+        spans.push(Span::raw(" │ fair sharing: on"));
+    }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(t.status_bar), area);
 }
 
