@@ -7,6 +7,7 @@ mod sim_api_convert;
 mod sim_api_faults;
 mod sim_api_kube;
 mod sim_api_kubectl;
+mod sim_api_nesting;
 mod sim_cluster_controllers;
 mod sim_cluster_live;
 mod sim_cluster_seed;

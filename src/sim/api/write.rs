@@ -24,11 +24,19 @@ fn store_err(req: &ResourceRequest) -> impl Fn(StoreError) -> ApiError + '_ {
     |e| ApiError::from_store(e, req.def.group, req.def.plural)
 }
 
+/// Refuses a body that nests deeper than the model's limit, in linear time and before
+/// any parser sees it (the YAML parser's cost on deep nesting is quadratic).
+pub(crate) fn check_body_nesting(body: &[u8]) -> Result<(), ApiError> {
+    crate::model::parse::check_nesting(body, crate::model::parse::MAX_NESTING_DEPTH)
+        .map_err(|e| ApiError::bad_request(format!("the request body is {e}")))
+}
+
 /// Parses a request body as JSON, or YAML when the content type says so.
 fn parse_body(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
     if body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
     }
+    check_body_nesting(body)?;
     let v: Value = if content_type.contains("yaml") {
         serde_yaml_ng::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
@@ -418,6 +426,7 @@ fn delete_options(params: &Params, body: &[u8]) -> Result<DeleteOptions, ApiErro
         ..Default::default()
     };
     if !body.is_empty() {
+        check_body_nesting(body)?;
         let v: Value = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
         if let Some(p) = v.get("preconditions") {
