@@ -115,7 +115,7 @@ async fn nested_apply_bodies_are_refused_and_version_keeps_answering() {
     .expect("the nested JSON body was not refused within 20 s");
     assert_eq!(code, 400, "{body}");
     assert!(body.contains("nested deeper than 100 levels"), "{body}");
-    server.shutdown().await;
+    let _ = server.shutdown().await;
 }
 
 /// Runs gangplank with `args`; panics if it has not ended by the deadline.
