@@ -12,6 +12,7 @@ mod sim_cluster_controllers;
 mod sim_cluster_live;
 mod sim_cluster_seed;
 mod sim_cluster_simulate_cli;
+mod sim_fuzz;
 mod sim_kubectl_cluster;
 mod sim_pod_sizing;
 mod sim_tutorial_kubectl;
