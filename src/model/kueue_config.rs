@@ -307,6 +307,8 @@ pub fn parse_configuration(text: &str, source: &str) -> Result<KueueConfig, Kueu
         field: field.to_string(),
         message,
     };
+    crate::model::parse::check_nesting(text.as_bytes(), crate::model::parse::MAX_NESTING_DEPTH)
+        .map_err(|e| err("(document)", e.to_string()))?;
     let value: Value =
         serde_yaml_ng::from_str(text).map_err(|e| err("(document)", format!("not YAML: {e}")))?;
     if value.is_null() {

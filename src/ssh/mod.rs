@@ -103,8 +103,12 @@ pub struct SshServerOptions {
     pub host_key: Option<PathBuf>,
     /// Maximum concurrent interactive sessions; further ones get a message and are closed.
     pub max_sessions: usize,
-    /// Maximum connections that have not yet authenticated; further ones are dropped.
+    /// Maximum connections that have not yet authenticated; a further one is admitted
+    /// by dropping the oldest unauthenticated connection.
     pub max_unauthenticated: usize,
+    /// Maximum unauthenticated connections from one address; a further one from that
+    /// address drops that address's oldest.
+    pub max_unauthenticated_per_address: usize,
     /// A connection must have started a session within this time, or it is disconnected.
     pub login_grace: Duration,
     /// End a session after this long without input. `None` disables (wall screens).
@@ -132,6 +136,7 @@ impl Default for SshServerOptions {
             host_key: None,
             max_sessions: 8,
             max_unauthenticated: 16,
+            max_unauthenticated_per_address: 4,
             login_grace: Duration::from_secs(20),
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             age_refresh: Some(Duration::from_secs(60)),

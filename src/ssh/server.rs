@@ -14,7 +14,6 @@ use anyhow::{Context, Result};
 use russh::server::{Auth, Msg, PublicKeyOffer, Session, VerifiedPublicKey};
 use russh::{Channel, ChannelId, Disconnect, MethodKind, MethodSet};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -22,7 +21,7 @@ use tokio_util::task::TaskTracker;
 use super::auth::{KeyDecision, Stage, check_key, log_refused_method};
 use super::host_key::{default_host_key_path, load_or_generate};
 use super::keys::AuthorizedKeysFile;
-use super::limits::Limits;
+use super::limits::{Limits, PreAuthTicket};
 use super::session::{self, SessionConfig, SessionParams};
 use super::{SessionAppFactory, SshServerOptions};
 
@@ -50,6 +49,10 @@ impl ServerHandle {
     /// Interactive sessions currently running.
     pub fn active_sessions(&self) -> usize {
         self.limits.active_sessions()
+    }
+    /// Connections admitted that have not authenticated yet.
+    pub fn unauthenticated_connections(&self) -> usize {
+        self.limits.unauthenticated()
     }
     /// Stop accepting and end all sessions (each gets a goodbye message).
     pub fn shutdown(&self) {
@@ -129,7 +132,11 @@ where
         .with_context(|| format!("binding {}", opts.listen))?;
     let local_addr = listener.local_addr()?;
     let token = CancellationToken::new();
-    let limits = Arc::new(Limits::new(opts.max_sessions, opts.max_unauthenticated));
+    let limits = Arc::new(Limits::new(
+        opts.max_sessions,
+        opts.max_unauthenticated,
+        opts.max_unauthenticated_per_address,
+    ));
     let connections = TaskTracker::new();
     let shared = Arc::new(Shared {
         factory,
@@ -178,11 +185,7 @@ async fn accept_loop<F: SessionAppFactory>(listener: TcpListener, shared: Arc<Sh
         match accepted {
             Ok((tcp, peer)) => {
                 backoff = Duration::from_millis(10);
-                let Some(permit) = shared.limits.try_unauthenticated() else {
-                    tracing::warn!(%peer, "ssh: too many unauthenticated connections; dropping");
-                    drop(tcp);
-                    continue;
-                };
+                let permit = shared.limits.admit_unauthenticated(peer.ip());
                 let tracker = shared.connections.clone();
                 tracker.spawn(connection(shared.clone(), tcp, peer, permit));
             }
@@ -205,10 +208,12 @@ async fn connection<F: SessionAppFactory>(
     shared: Arc<Shared<F>>,
     tcp: TcpStream,
     peer: SocketAddr,
-    permit: OwnedSemaphorePermit,
+    permit: PreAuthTicket,
 ) {
     let started = Arc::new(AtomicBool::new(false));
     let deadline = tokio::time::Instant::now() + shared.login_grace;
+    // Cancelled when a newer unauthenticated connection takes this one's place.
+    let evicted = permit.evicted();
     let handler = ConnHandler {
         shared: shared.clone(),
         peer: Some(peer),
@@ -217,13 +222,19 @@ async fn connection<F: SessionAppFactory>(
         has_session: false,
         started: started.clone(),
     };
-    // run_stream reads the client's SSH-ID before returning; bound that by the grace time.
-    let running = match tokio::time::timeout_at(
-        deadline,
-        russh::server::run_stream(shared.config.clone(), tcp, handler),
-    )
-    .await
-    {
+    // run_stream reads the client's SSH-ID before returning; bound that by the grace
+    // time and by eviction.
+    let handshake = tokio::select! {
+        r = tokio::time::timeout_at(
+            deadline,
+            russh::server::run_stream(shared.config.clone(), tcp, handler),
+        ) => r,
+        () = evicted.cancelled() => {
+            tracing::info!(%peer, "ssh: unauthenticated connection dropped for a newer one");
+            return;
+        }
+    };
+    let running = match handshake {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             tracing::debug!(%peer, error = %e, "ssh: handshake failed");
@@ -240,6 +251,9 @@ async fn connection<F: SessionAppFactory>(
         r = &mut running => Some(r),
         () = tokio::time::sleep_until(deadline) => None,
         () = shared.token.cancelled() => None,
+        // Only while unauthenticated: the handler drops the ticket on success, and a
+        // dropped ticket is never cancelled.
+        () = evicted.cancelled(), if !started.load(Ordering::SeqCst) => None,
     };
     let result = match ended {
         Some(r) => r,
@@ -249,13 +263,19 @@ async fn connection<F: SessionAppFactory>(
             if !started.load(Ordering::SeqCst) {
                 let why = if shared.token.is_cancelled() {
                     "server shutting down"
+                } else if evicted.is_cancelled() {
+                    tracing::info!(%peer, "ssh: unauthenticated connection dropped for a newer one");
+                    "too many unauthenticated connections"
                 } else {
                     tracing::info!(%peer, "ssh: login grace time exceeded; disconnecting");
                     "login grace time exceeded"
                 };
-                let _ = handle
-                    .disconnect(Disconnect::ByApplication, why.into(), String::new())
-                    .await;
+                // Bounded: a peer that reads nothing must not hold this task.
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(2),
+                    handle.disconnect(Disconnect::ByApplication, why.into(), String::new()),
+                )
+                .await;
                 match tokio::time::timeout(Duration::from_secs(5), &mut running).await {
                     Ok(r) => r,
                     Err(_) => return,
@@ -284,7 +304,7 @@ struct ConnHandler<F: SessionAppFactory> {
     shared: Arc<Shared<F>>,
     peer: Option<SocketAddr>,
     /// Held until authentication succeeds (caps pre-auth connections).
-    unauth_permit: Option<OwnedSemaphorePermit>,
+    unauth_permit: Option<PreAuthTicket>,
     user: Option<String>,
     has_session: bool,
     started: Arc<AtomicBool>,

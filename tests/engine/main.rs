@@ -11,5 +11,6 @@ mod engine_kueue_scheduler;
 mod engine_perf;
 mod engine_props;
 mod engine_seed;
+mod model_byte_fuzz;
 mod model_parse;
 mod model_parse_fuzz;

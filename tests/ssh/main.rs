@@ -6,5 +6,6 @@ mod support_tools;
 mod client;
 mod ssh_log;
 mod ssh_openssh;
+mod ssh_preauth_flood;
 mod ssh_readonly;
 mod ssh_server;

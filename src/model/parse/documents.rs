@@ -8,7 +8,14 @@ use super::error::ParseError;
 
 /// Decodes every document of `text`. Empty documents come back as `Value::Null` so that
 /// document indices match the `---` separators a human counts.
+///
+/// The text's nesting is checked first, in linear time ([`super::check_nesting`]): a
+/// deeper text is refused naming the source, the line and the limit, before the
+/// parser (whose cost on deep nesting is quadratic) sees it.
 pub fn split_documents(source: &str, text: &str) -> Result<Vec<Value>, ParseError> {
+    if let Err(e) = super::check_nesting(text.as_bytes(), super::MAX_NESTING_DEPTH) {
+        return Err(ParseError::source_error(source, e.to_string()));
+    }
     let looks_json = source.ends_with(".json")
         || text
             .trim_start_matches('\u{feff}')

@@ -23,6 +23,7 @@ mod error;
 mod jobs;
 mod kueue;
 mod meta;
+mod nesting;
 mod notes;
 mod podspec;
 mod value;
@@ -41,6 +42,7 @@ pub use derive::{
 pub use documents::split_documents;
 pub use error::ParseError;
 pub use jobs::{job_pod_templates, kubeflow_replicas};
+pub use nesting::{MAX_NESTING_DEPTH, NestingError, check_nesting};
 pub use podspec::pod_scheduling;
 
 use crate::model::types::*;

@@ -67,6 +67,7 @@ use tokio_util::sync::CancellationToken;
 pub use faults::{FaultConfig, FaultRule, Faults, MalformedInjection};
 pub use kubeconfig::{kubeconfig_yaml, write_kubeconfig};
 pub use stats::RequestStats;
+pub use write::decode_body;
 
 use super::clock::SimClock;
 use super::cluster::SimLimits;

@@ -39,6 +39,7 @@ fn parse_body(
         proto::review_from_protobuf(body)
             .map_err(|e| ApiError::bad_request(format!("invalid {kind}: {e}")))?
     } else {
+        super::write::check_body_nesting(body)?;
         serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("invalid {kind}: {e}")))?
     };

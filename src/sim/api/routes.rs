@@ -164,7 +164,10 @@ fn faults_endpoint(shared: &Shared, method: &Method, body: &[u8]) -> Response {
             StatusCode::OK,
             &serde_json::to_value(shared.faults.get()).unwrap_or_default(),
         ),
-        Method::PUT | Method::POST => match serde_json::from_slice::<FaultConfig>(body) {
+        Method::PUT | Method::POST => match super::write::check_body_nesting(body)
+            .map_err(|e| e.message)
+            .and_then(|()| serde_json::from_slice::<FaultConfig>(body).map_err(|e| e.to_string()))
+        {
             Ok(cfg) => {
                 shared.faults.set(cfg);
                 json_response(
@@ -248,16 +251,53 @@ async fn resource(
         "get" => list_watch::get(&shared, &req, view),
         "list" => list_watch::list(&shared, &req, &params, view),
         "watch" => return list_watch::watch(shared, req, params, in_stream_error, view),
-        "create" => write::create(&shared, &req, &params, &content_type, &body),
-        "update" => write::update(&shared, &req, &params, &content_type, &body),
-        "patch" => write::patch(&shared, &req, &params, &content_type, &body),
-        "delete" => write::delete(&shared, &req, &params, &body),
-        "deletecollection" => write::delete_collection(&shared, &req, &params),
+        "create" | "update" | "patch" | "delete" | "deletecollection" => {
+            blocking_write(shared, verb, req, params, content_type, body).await
+        }
         _ => Err(ApiError::method_not_allowed(method.as_str())),
     };
     match result {
         Ok((code, v)) => json_response(code, &v),
         Err(e) => e.into_response(),
+    }
+}
+
+/// The longest a write request may take before it is answered with a 504 Timeout.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs a write (body parsing, validation, the store) on the blocking pool, never on
+/// the async workers, and answers 504 after [`WRITE_TIMEOUT`]: a heavy body cannot
+/// stall `/version`, lists or watches of other clients.
+async fn blocking_write(
+    shared: Arc<Shared>,
+    verb: &'static str,
+    req: ResourceRequest,
+    params: Params,
+    content_type: String,
+    body: Bytes,
+) -> Result<(StatusCode, Value), ApiError> {
+    let work = tokio::task::spawn_blocking(move || match verb {
+        "create" => write::create(&shared, &req, &params, &content_type, &body),
+        "update" => write::update(&shared, &req, &params, &content_type, &body),
+        "patch" => write::patch(&shared, &req, &params, &content_type, &body),
+        "delete" => write::delete(&shared, &req, &params, &body),
+        _ => write::delete_collection(&shared, &req, &params),
+    });
+    match tokio::time::timeout(WRITE_TIMEOUT, work).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => Err(ApiError::new(
+            500,
+            "InternalError",
+            format!("the request failed: {e}"),
+        )),
+        Err(_) => Err(ApiError::new(
+            504,
+            "Timeout",
+            format!(
+                "the server was unable to finish the request in the time allotted ({}s)",
+                WRITE_TIMEOUT.as_secs()
+            ),
+        )),
     }
 }
 
