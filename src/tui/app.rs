@@ -86,6 +86,8 @@ pub struct Cache {
     pub workloads: Vec<WorkloadRow>,
     pub queues: QueueTree,
     pub nodes: NodeTable,
+    /// Content widths of the Workloads view's visible rows (sizes its columns).
+    pub workload_widths: workloads::ColumnWidths,
     /// Per view (in `ViewId::ALL` order): indices of the visible rows, in display order.
     pub index: [Vec<u32>; 7],
 }
@@ -217,6 +219,10 @@ impl App {
         let index = super::views::index_for(self, view, sort);
         let list = &mut self.lists[view.index()];
         list.selected = list.selected.min(index.len().saturating_sub(1));
+        if view == ViewId::Workloads {
+            self.cache.workload_widths =
+                workloads::ColumnWidths::measure(&self.cache.workloads, &index);
+        }
         self.cache.index[view.index()] = index;
         self.scroll_into_view(view);
     }

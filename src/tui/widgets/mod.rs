@@ -21,17 +21,73 @@ pub fn format_age(ms: i64) -> String {
     }
 }
 
-/// Truncates to `width` characters, marking the cut with "…".
+/// Display width in terminal cells (East Asian wide characters take two).
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// Truncates to `width` cells, marking the cut with "…" at the end.
 pub fn truncate(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
+    use unicode_width::UnicodeWidthChar;
+    if self::width(s) <= width {
         return s.to_string();
     }
     if width == 0 {
         return String::new();
     }
-    let mut out: String = s.chars().take(width - 1).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width - 1 {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
     out.push('…');
     out
+}
+
+/// Truncates to `width` cells by cutting the middle, so the distinguishing tail
+/// (a job's suffix, a generated hash) stays visible: `hyperpod-ns-spe…run-b2`.
+/// The head keeps a little more than half.
+pub fn truncate_middle(s: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if self::width(s) <= width {
+        return s.to_string();
+    }
+    if width < 4 {
+        return truncate(s, width);
+    }
+    let budget = width - 1;
+    let tail_w = budget / 2;
+    let head_w = budget - tail_w;
+    let mut head = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > head_w {
+            break;
+        }
+        used += w;
+        head.push(c);
+    }
+    // Whatever the head left unused (a wide character that did not fit) goes to the tail.
+    let tail_budget = budget - used;
+    let mut tail: Vec<char> = Vec::new();
+    let mut tused = 0;
+    for c in s.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if tused + w > tail_budget {
+            break;
+        }
+        tused += w;
+        tail.push(c);
+    }
+    head.push('…');
+    head.extend(tail.into_iter().rev());
+    head
 }
 
 /// A text sparkline of `values` scaled to `max` (at least 1), one cell per value.
@@ -45,4 +101,28 @@ pub fn sparkline(values: &[i64], max: i64) -> String {
             BARS[i as usize]
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn middle_truncation_keeps_the_tail_and_the_width() {
+        let a = "hyperpod-ns-speech-llama-finetune-run-a1";
+        let b = "hyperpod-ns-speech-llama-finetune-run-b2";
+        let (ta, tb) = (truncate_middle(a, 20), truncate_middle(b, 20));
+        assert_eq!(width(&ta), 20);
+        assert!(
+            ta.ends_with("run-a1") && tb.ends_with("run-b2"),
+            "{ta} {tb}"
+        );
+        assert!(ta.starts_with("hyperpod"));
+        assert_eq!(truncate_middle("short", 20), "short");
+        // Wide characters count two cells each and are never split.
+        let wide = truncate_middle("作业作业作业作业作业", 9);
+        assert!(width(&wide) <= 9, "{wide}");
+        assert!(wide.contains('…'));
+        assert_eq!(width(&truncate("作业作业", 5)), 5);
+    }
 }
