@@ -207,6 +207,7 @@ pub fn health_rows(report: &doctor::Report) -> Vec<HealthRow> {
             check: f.check.clone(),
             objects: f.objects.clone(),
             message: f.message.clone(),
+            fix: f.fix.clone(),
         })
         .collect()
 }

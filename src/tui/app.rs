@@ -105,6 +105,11 @@ pub struct App {
     pub message: Option<String>,
     /// The detail pane of the current view is open.
     pub detail: bool,
+    /// First line of the detail pane shown (scrolled by the movement keys while open).
+    pub detail_scroll: u16,
+    /// The largest useful `detail_scroll` at the last draw (set by the detail pane, so
+    /// scrolling up from "End" starts at the bottom rather than past it).
+    pub detail_max: std::cell::Cell<u16>,
     /// Views to return to with Esc (drill-ins push here).
     pub back_stack: Vec<(ViewId, Filter)>,
     pub lists: [ListState; 7],
@@ -129,6 +134,8 @@ impl App {
             filter: Filter::default(),
             message: None,
             detail: false,
+            detail_scroll: 0,
+            detail_max: std::cell::Cell::new(0),
             back_stack: Vec::new(),
             lists: [ListState::default(); 7],
             sorts: [SortState::default(); 7],

@@ -157,6 +157,8 @@ pub struct AuditRow {
     pub action: String,
     pub target: String,
     pub outcome: String,
+    /// Victims, the object before and after, the message: the Audit detail pane.
+    pub details: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -185,6 +187,8 @@ pub struct HealthRow {
     pub check: String,
     pub objects: Vec<String>,
     pub message: String,
+    /// How to fix it (a YAML snippet or a kubectl command), shown in the detail pane.
+    pub fix: String,
 }
 
 impl ConsoleData {

@@ -164,9 +164,30 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
 fn switch_view(app: &mut App, view: ViewId) {
     app.view = view;
     app.detail = false;
+    app.detail_scroll = 0;
+}
+
+/// Movement keys scroll an open detail pane instead of moving the selection.
+fn scroll_detail(app: &mut App, action: KeyAction) -> bool {
+    let page = app.size.1.saturating_sub(6).max(1);
+    let max = app.detail_max.get();
+    let cur = app.detail_scroll.min(max);
+    app.detail_scroll = match action {
+        KeyAction::Up => cur.saturating_sub(1),
+        KeyAction::Down => (cur + 1).min(max),
+        KeyAction::PageUp => cur.saturating_sub(page),
+        KeyAction::PageDown => cur.saturating_add(page).min(max),
+        KeyAction::Top => 0,
+        KeyAction::Bottom => max,
+        _ => return false,
+    };
+    true
 }
 
 fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
+    if app.detail && scroll_detail(app, action) {
+        return vec![Effect::Redraw];
+    }
     let page = app.page_rows() as isize;
     let sel = app.list().selected as isize;
     match action {
@@ -214,8 +235,14 @@ fn sort(app: &mut App, action: KeyAction) {
 /// Enter: open the detail pane, or drill from a queue into its workloads.
 fn select(app: &mut App) {
     match app.view {
-        ViewId::Workloads | ViewId::Nodes => {
+        ViewId::Workloads
+        | ViewId::Nodes
+        | ViewId::Plan
+        | ViewId::Drift
+        | ViewId::Audit
+        | ViewId::Health => {
             app.detail = !app.visible(app.view).is_empty();
+            app.detail_scroll = 0;
         }
         ViewId::Queues => {
             let filter = match app.selected_queue_line() {
@@ -234,7 +261,6 @@ fn select(app: &mut App) {
                 set_filter(app, f);
             }
         }
-        _ => {}
     }
 }
 

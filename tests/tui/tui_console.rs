@@ -89,3 +89,90 @@ fn the_verdict_column_gets_the_remaining_width_at_80x24() {
         .unwrap_or_else(|| panic!("boss row whole:\n{s}"));
     assert!(boss.contains("preempts 2"), "{s}");
 }
+
+#[test]
+fn details_scroll_the_text_not_the_selection_at_80x24() {
+    let mut a = app(ViewId::Workloads, 80, 24, "dark");
+    // The boss job, with a history of conditions: more lines than 80x24 shows.
+    let mut data = a.cache.data.clone();
+    let mut state = (*data.state).clone();
+    let key_ = (
+        "nlp-team".to_string(),
+        "boss-urgent-llama-finetune".to_string(),
+    );
+    let mut boss = state.workloads[&key_].as_ref().clone();
+    for (i, t) in ["Evicted", "Requeued", "PodsReady"].iter().enumerate() {
+        boss.conditions.push(gangplank::model::Condition {
+            type_: t.to_string(),
+            status: gangplank::model::ConditionStatus::False,
+            reason: format!("Reason{i}"),
+            message: format!(
+                "a message about {t} long enough to wrap at eighty columns, twice over"
+            ),
+            last_transition_time: Some(tui_fixture::NOW - 60_000),
+        });
+    }
+    state.workloads.insert(key_, Arc::new(boss));
+    data.state = Arc::new(state);
+    data.generation += 1;
+    update(&mut a, Msg::Data(data));
+    type_str(&mut a, "/boss");
+    update(&mut a, key(KeyCode::Enter));
+    let selected = a.lists[ViewId::Workloads.index()].selected;
+    update(&mut a, key(KeyCode::Enter));
+    // Make the detail longer than the screen so there is something to scroll.
+    let first = screen(&a, 80, 24);
+    assert!(first.contains("shadow engine"), "{first}");
+    assert!(
+        first.contains("lines 1–"),
+        "the pane says it scrolls:\n{first}"
+    );
+    update(&mut a, key(KeyCode::PageDown));
+    let paged = screen(&a, 80, 24);
+    assert_ne!(first, paged, "PgDn scrolls the text");
+    assert!(
+        paged.contains("conditions") || paged.contains("pods"),
+        "{paged}"
+    );
+    assert_eq!(a.lists[ViewId::Workloads.index()].selected, selected);
+    update(&mut a, key(KeyCode::Home));
+    assert_eq!(screen(&a, 80, 24), first, "Home returns to the top");
+    update(&mut a, key(KeyCode::Char('j')));
+    let down = screen(&a, 80, 24);
+    assert_ne!(down, first, "j scrolls one line");
+    update(&mut a, key(KeyCode::Char('k')));
+    assert_eq!(screen(&a, 80, 24), first, "k scrolls back");
+    // End shows the last line; PgDn past the end changes nothing.
+    update(&mut a, key(KeyCode::End));
+    let end = screen(&a, 80, 24);
+    assert!(end.contains("pods"), "{end}");
+    update(&mut a, key(KeyCode::PageDown));
+    assert_eq!(screen(&a, 80, 24), end);
+    // Esc closes the detail on the same workload.
+    update(&mut a, key(KeyCode::Esc));
+    assert!(!a.detail);
+    assert_eq!(a.lists[ViewId::Workloads.index()].selected, selected);
+}
+
+#[test]
+fn enter_opens_details_for_health_audit_and_plan_rows() {
+    let mut a = app(ViewId::Health, 80, 24, "dark");
+    update(&mut a, key(KeyCode::Enter));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("fix") && s.contains("cohort: research"), "{s}");
+    assert!(s.contains("cq/hyperpod-global-queue"), "{s}");
+
+    let mut a = app(ViewId::Audit, 80, 24, "dark");
+    update(&mut a, key(KeyCode::Enter));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("2026-01-01 00:11:00Z"), "wall-clock time:\n{s}");
+    assert!(s.contains("the console is read-only"), "{s}");
+
+    let mut a = app(ViewId::Plan, 80, 24, "dark");
+    update(&mut a, key(KeyCode::Enter));
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("proposal p-1"), "{s}");
+    assert!(s.contains("target   cv-team/yolo-train"), "{s}");
+    update(&mut a, key(KeyCode::Esc));
+    assert!(!screen(&a, 80, 24).contains("proposal p-1"));
+}

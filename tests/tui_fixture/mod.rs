@@ -323,12 +323,14 @@ pub fn data() -> ConsoleData {
             action: "hold".into(),
             target: "cv-team/resnet-sweep".into(),
             outcome: "refused: read-only".into(),
+            details: vec!["message: the console is read-only".into()],
         }]),
         health: Arc::new(vec![HealthRow {
             severity: Severity::Warning,
             check: "preemption-policy".into(),
             objects: vec!["cq/hyperpod-global-queue".into()],
             message: "reclaimWithinCohort is set but the queue has no cohort".into(),
+            fix: "spec:\n  cohort: research  # or drop reclaimWithinCohort".into(),
         }]),
         generation: 1,
     }

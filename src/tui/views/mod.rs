@@ -11,6 +11,7 @@ pub mod nodes;
 pub mod plan;
 pub mod priority;
 pub mod queues;
+pub mod row_detail;
 pub mod workload_detail;
 pub mod workloads;
 
@@ -60,6 +61,9 @@ pub fn view(app: &App, data: &ConsoleData, frame: &mut Frame) {
         ViewId::Drift => drift::render(frame, body, app, data),
         ViewId::Audit => audit::render(frame, body, app, data),
         ViewId::Health => health::render(frame, body, app, data),
+    }
+    if app.detail {
+        row_detail::render(frame, body, app, data);
     }
     status_bar::render_status(frame, status, app, data);
     status_bar::render_message(frame, message, app);

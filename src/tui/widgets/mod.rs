@@ -1,6 +1,7 @@
 //! Small shared widgets and formatting helpers. Nothing here names a colour: styles
 //! come from the [`Theme`](super::Theme).
 
+pub mod detail;
 pub mod gauge;
 pub mod status_bar;
 pub mod table;
@@ -19,6 +20,16 @@ pub fn format_age(ms: i64) -> String {
         86_400..=863_999 => format!("{}d{:02}h", s / 86_400, s / 3600 % 24),
         _ => format!("{}d", s / 86_400),
     }
+}
+
+/// Wall-clock UTC time `2026-01-01 00:11:00Z`; `—` when unknown (0 or unrepresentable).
+pub fn format_time(ms: i64) -> String {
+    if ms <= 0 {
+        return "—".into();
+    }
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M:%SZ").to_string())
+        .unwrap_or_else(|_| "—".into())
 }
 
 /// Display width in terminal cells (East Asian wide characters take two).
