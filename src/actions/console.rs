@@ -307,8 +307,11 @@ pub async fn spawn_console_actions(
                         plan_approval(&actor, &state, id, &policy)
                             .await
                             .map(|p| {
-                                let summary = p.summary();
-                                (Prepared::Approve(Box::new(p)), summary.into())
+                                let prompt = Prompt {
+                                    summary: p.summary(),
+                                    details: p.confirm_lines(&state),
+                                };
+                                (Prepared::Approve(Box::new(p)), prompt)
                             })
                             .map_err(|e| e.to_string().into())
                     }

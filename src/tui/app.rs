@@ -29,8 +29,7 @@ pub enum Mode {
     Filter(String),
     /// The `?` overlay, with its scroll offset.
     Help(usize),
-    /// An action waits for the operator's `y` (the summary is on the message line, the
-    /// details in a panel).
+    /// An action waits for the operator's `y` (summary and details in a panel).
     Confirm(super::msg::Prompt),
     /// The reprioritize picker is up.
     Priority(super::priority::Picker),
@@ -110,6 +109,10 @@ pub struct App {
     /// The largest useful `detail_scroll` at the last draw (set by the detail pane, so
     /// scrolling up from "End" starts at the bottom rather than past it).
     pub detail_max: std::cell::Cell<u16>,
+    /// Scroll offset of the confirmation panel, and its largest useful value at the
+    /// last draw.
+    pub confirm_scroll: u16,
+    pub confirm_max: std::cell::Cell<u16>,
     /// Views to return to with Esc (drill-ins push here).
     pub back_stack: Vec<(ViewId, Filter)>,
     pub lists: [ListState; 7],
@@ -136,6 +139,8 @@ impl App {
             detail: false,
             detail_scroll: 0,
             detail_max: std::cell::Cell::new(0),
+            confirm_scroll: 0,
+            confirm_max: std::cell::Cell::new(0),
             back_stack: Vec::new(),
             lists: [ListState::default(); 7],
             sorts: [SortState::default(); 7],

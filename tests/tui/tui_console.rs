@@ -176,3 +176,78 @@ fn enter_opens_details_for_health_audit_and_plan_rows() {
     update(&mut a, key(KeyCode::Esc));
     assert!(!screen(&a, 80, 24).contains("proposal p-1"));
 }
+
+/// The approval the seed story asks for: evict yolo-train and gpt-eval for the boss.
+fn approval_prompt() -> Prompt {
+    use gangplank::actions::approve::{ApprovalPlan, VictimPlan};
+    let victim = |ns: &str, name: &str, lost: i64| VictimPlan {
+        key: format!("{ns}/pytorchjob-{name}-1d9fd"),
+        namespace: ns.into(),
+        name: format!("pytorchjob-{name}-1d9fd"),
+        owner: format!("PyTorchJob {name}"),
+        gpus: 8,
+        priority: 1000,
+        run_time_lost_secs: Some(lost),
+        resource_version: Some("42".into()),
+    };
+    let plan = ApprovalPlan {
+        preemptor: "nlp-team/boss-urgent-llama-finetune".into(),
+        cluster_queue: "hyperpod-global-queue".into(),
+        flavors: [(
+            "master".to_string(),
+            [("nvidia.com/gpu".to_string(), "p4d-flavor".to_string())].into(),
+        )]
+        .into(),
+        victims: vec![
+            victim("cv-team", "yolo-train", 540),
+            victim("nlp-team", "gpt-eval", 600),
+        ],
+    };
+    Prompt {
+        summary: plan.summary(),
+        details: plan.confirm_lines(&tui_fixture::cluster()),
+    }
+}
+
+#[test]
+fn the_approval_panel_shows_both_victims_the_preemptor_and_the_keys_at_80x24() {
+    let mut a = app(ViewId::Plan, 80, 24, "dark");
+    update(&mut a, Msg::Confirm(approval_prompt()));
+    let s = screen(&a, 80, 24);
+    for needle in [
+        "cv-team/pytorchjob-yolo-train-1d9fd",
+        "nlp-team/pytorchjob-gpt-eval-1d9fd",
+        "preemptor: nlp-team/boss-urgent-llama-finetune (16 GPUs)",
+        "quota freed: 16 GPUs",
+        "stays blocked",
+        "y confirm",
+        "n / Esc cancel",
+    ] {
+        assert!(s.contains(needle), "{needle:?} missing:\n{s}");
+    }
+    // Esc cancels; nothing is confirmed.
+    let effects = update(&mut a, key(KeyCode::Esc));
+    assert!(effects.contains(&Effect::Confirmed(false)), "{effects:?}");
+    assert!(!screen(&a, 80, 24).contains("y confirm"));
+}
+
+#[test]
+fn a_panel_taller_than_the_screen_scrolls_and_y_still_confirms() {
+    // 60x15: the smallest console; the approval does not fit.
+    let mut a = app(ViewId::Plan, 60, 15, "dark");
+    update(&mut a, Msg::Confirm(approval_prompt()));
+    let top = screen(&a, 60, 15);
+    assert!(top.contains("PgDn scroll"), "{top}");
+    let mut seen = top.clone();
+    for _ in 0..10 {
+        let effects = update(&mut a, key(KeyCode::PageDown));
+        assert!(!effects.iter().any(|e| matches!(e, Effect::Confirmed(_))));
+        seen.push_str(&screen(&a, 60, 15));
+    }
+    // Every line was reachable (wrapped at 60 columns, so look for the tails).
+    for needle in ["yolo-train-1d9fd", "gpt-eval-1d9fd", "quota freed", "stays"] {
+        assert!(seen.contains(needle), "{needle:?} never shown:\n{seen}");
+    }
+    let effects = update(&mut a, key(KeyCode::Char('y')));
+    assert!(effects.contains(&Effect::Confirmed(true)), "{effects:?}");
+}
