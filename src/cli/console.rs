@@ -81,7 +81,9 @@ pub fn run(args: &ConsoleArgs) -> Result<i32> {
             context,
             opts,
             &action_settings(args),
-            source::default_history_path(),
+            args.history_file
+                .clone()
+                .or_else(source::default_history_path),
         )
         .await
     })?;
@@ -216,9 +218,12 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
             context,
             opts,
             &action_settings(&args.console),
-            // The simulator's evictions are not the cluster's history: keep them out
-            // of the history file that `gangplank history` reads.
-            None,
+            // The simulator's evictions are not the cluster's history: the demo keeps
+            // its own file, which `gangplank history` does not read.
+            args.console
+                .history_file
+                .clone()
+                .or_else(source::default_demo_history_path),
         )
         .await;
         sim.shutdown().await;

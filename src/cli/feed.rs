@@ -14,7 +14,7 @@ use crate::actions::ApprovalPolicy;
 use crate::doctor::{self, DoctorOptions};
 use crate::model::ClusterState;
 use crate::source::{self, LivePlan, Snapshot};
-use crate::tui::adapt::{health_rows, plan_view, proposal_views};
+use crate::tui::adapt::{event_rows, health_rows, plan_view, proposal_views};
 use crate::tui::{AuditRow, ConsoleData, DriftRow, ResourceSync, SyncState, SyncStatus};
 
 /// The short names operators know (k9s / kueuectl) for the status bar.
@@ -122,19 +122,20 @@ pub fn console_data_with(
                 .collect()
         })
         .unwrap_or_default();
+    let audit = extras
+        .audit
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let events = event_rows(&state, &snap.evictions, &snap.events, &audit);
     ConsoleData {
         state,
         plan: plan_view,
         sync: sync_status(snap),
         context: context.to_string(),
         drift: Arc::new(drift),
-        audit: Arc::new(
-            extras
-                .audit
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
-        ),
+        events: Arc::new(events),
+        audit: Arc::new(audit),
         health: Arc::new(health_rows(&report)),
         generation,
     }

@@ -258,3 +258,115 @@ pub fn proposal_views(
         })
         .collect()
 }
+
+/// The Events view's rows, newest first: evictions and preemptions (preemptor by name,
+/// reason, GPUs freed), the timeline (admissions, requeues, finishes, holds, resumes,
+/// priority changes) and the operator actions of the audit ledger.
+pub fn event_rows(
+    state: &ClusterState,
+    evictions: &[crate::source::EvictionRecord],
+    timeline: &[crate::source::TimelineRecord],
+    audit: &[super::data::AuditRow],
+) -> Vec<super::data::EventRow> {
+    use super::data::{EventKind, EventRow};
+    use super::rows::workloads::display_name;
+    let mut out = Vec::with_capacity(evictions.len() + timeline.len() + audit.len());
+    for e in evictions {
+        let victim = display_name(state, &e.victim);
+        let gpus = accelerators(state, &e.victim);
+        let preempted = e.reason.contains("Preempted") || e.preemption_reason.is_some();
+        let by = e.preemptor.as_deref().map(|p| display_name(state, p));
+        let reason = e
+            .preemption_reason
+            .clone()
+            .unwrap_or_else(|| e.reason.clone());
+        let (kind, text) = if preempted {
+            let who = by.clone().unwrap_or_else(|| match &e.preemptor_uid {
+                Some(uid) => format!("workload with UID {uid} (gone)"),
+                None => "an unknown workload".to_string(),
+            });
+            (
+                EventKind::Preempted,
+                format!("{who} preempted {victim} ({reason}, {gpus} GPUs freed)"),
+            )
+        } else if e.reason == "Deactivated" {
+            (
+                EventKind::Held,
+                format!("{victim} evicted: deactivated ({gpus} GPUs freed)"),
+            )
+        } else {
+            (
+                EventKind::Evicted,
+                format!("{victim} evicted ({reason}, {gpus} GPUs freed)"),
+            )
+        };
+        out.push(EventRow {
+            time: e.time_ms(),
+            kind,
+            object: e.victim.clone(),
+            object_name: victim,
+            by,
+            reason,
+            gpus,
+            text,
+            message: e.message.clone(),
+        });
+    }
+    for t in timeline {
+        let name = display_name(state, &t.workload);
+        let (kind, text) = match t.event.as_str() {
+            "Admitted" => (EventKind::Admitted, format!("{name} admitted")),
+            "Requeued" => (
+                EventKind::Requeued,
+                format!("{name} requeued ({})", t.reason),
+            ),
+            "Finished" => (
+                EventKind::Finished,
+                format!("{name} finished ({})", t.reason),
+            ),
+            "Held" => (EventKind::Held, format!("{name} held (spec.active=false)")),
+            "Resumed" => (
+                EventKind::Resumed,
+                format!("{name} resumed (spec.active=true)"),
+            ),
+            "PriorityChanged" => (
+                EventKind::PriorityChanged,
+                format!("{name} priority {}", t.reason),
+            ),
+            other => (EventKind::Requeued, format!("{name} {other}")),
+        };
+        out.push(EventRow {
+            time: t.time_ms(),
+            kind,
+            object: t.workload.clone(),
+            object_name: name,
+            by: None,
+            reason: t.reason.clone(),
+            gpus: 0,
+            text,
+            message: t.message.clone(),
+        });
+    }
+    for a in audit {
+        out.push(EventRow {
+            time: a.time,
+            kind: EventKind::Operator,
+            object: a.target.clone(),
+            object_name: display_name(state, &a.target),
+            by: Some(a.actor.clone()),
+            reason: a.outcome.clone(),
+            gpus: 0,
+            text: format!(
+                "{} {} {}: {}",
+                a.actor,
+                a.action,
+                display_name(state, &a.target),
+                a.outcome
+            ),
+            message: a.details.join("; "),
+        });
+    }
+    // Newest first; ties keep a stable, readable order.
+    out.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.kind.cmp(&b.kind)));
+    out
+}

@@ -88,7 +88,7 @@ pub struct Cache {
     /// Content widths of the Workloads view's visible rows (sizes its columns).
     pub workload_widths: workloads::ColumnWidths,
     /// Per view (in `ViewId::ALL` order): indices of the visible rows, in display order.
-    pub index: [Vec<u32>; 7],
+    pub index: [Vec<u32>; ViewId::COUNT],
 }
 
 /// The console's UI state.
@@ -115,8 +115,8 @@ pub struct App {
     pub confirm_max: std::cell::Cell<u16>,
     /// Views to return to with Esc (drill-ins push here).
     pub back_stack: Vec<(ViewId, Filter)>,
-    pub lists: [ListState; 7],
-    pub sorts: [SortState; 7],
+    pub lists: [ListState; ViewId::COUNT],
+    pub sorts: [SortState; ViewId::COUNT],
     pub now: Timestamp,
     /// Terminal size in columns × rows.
     pub size: (u16, u16),
@@ -142,8 +142,8 @@ impl App {
             confirm_scroll: 0,
             confirm_max: std::cell::Cell::new(0),
             back_stack: Vec::new(),
-            lists: [ListState::default(); 7],
-            sorts: [SortState::default(); 7],
+            lists: [ListState::default(); ViewId::COUNT],
+            sorts: [SortState::default(); ViewId::COUNT],
             now: 0,
             size: (80, 24),
             cache: Cache::default(),
@@ -196,6 +196,7 @@ impl App {
         let old = &self.cache.data;
         let same = old.generation == data.generation
             && Arc::ptr_eq(&old.state, &data.state)
+            && Arc::ptr_eq(&old.events, &data.events)
             && match (&old.plan, &data.plan) {
                 (Some(a), Some(b)) => Arc::ptr_eq(a, b),
                 (None, None) => true,
@@ -210,6 +211,7 @@ impl App {
             let state = &data.state;
             let plan = data.plan.as_deref();
             self.cache.workloads = WorkloadRow::build_all(state, plan);
+            workloads::attach_preemptions(&mut self.cache.workloads, &data.events);
             self.cache.queues = QueueTree::build(state);
             self.cache.nodes = NodeTable::build(state);
             for (cq, used) in self.cache.queues.gpu_usage() {
@@ -233,7 +235,7 @@ impl App {
         list.selected = list.selected.min(index.len().saturating_sub(1));
         if view == ViewId::Workloads {
             self.cache.workload_widths =
-                workloads::ColumnWidths::measure(&self.cache.workloads, &index);
+                workloads::ColumnWidths::measure(&self.cache.workloads, &index, self.now);
         }
         self.cache.index[view.index()] = index;
         self.scroll_into_view(view);

@@ -1,7 +1,7 @@
 //! The `:` command line: k9s-style resource jumps with Kueue's short names.
 //!
 //! `:wl`, `:cq`, `:lq`, `:cohort`, `:rf`, `:nodes`, `:plan`, `:drift`, `:audit`,
-//! `:health`, `:ctx`, `:help`, `:q`, plus long names. Arguments become a filter:
+//! `:health`, `:events` (`:ev`), `:ctx`, `:help`, `:q`, plus long names. Arguments become a filter:
 //! `:wl nlp-team` (a bare word on the workloads view means `ns=`), `:wl state=pending`.
 
 use super::msg::ViewId;
@@ -41,6 +41,9 @@ const NAMES: &[(&str, Option<ViewId>)] = &[
     ("drift", Some(ViewId::Drift)),
     ("audit", Some(ViewId::Audit)),
     ("health", Some(ViewId::Health)),
+    ("events", Some(ViewId::Events)),
+    ("ev", Some(ViewId::Events)),
+    ("event", Some(ViewId::Events)),
     ("ctx", None),
     ("context", None),
     ("help", None),

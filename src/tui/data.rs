@@ -36,6 +36,8 @@ pub struct ConsoleData {
     pub audit: Arc<Vec<AuditRow>>,
     /// `doctor`-style findings (rows for the Health view).
     pub health: Arc<Vec<HealthRow>>,
+    /// What happened (rows for the Events view), newest first.
+    pub events: Arc<Vec<EventRow>>,
     /// Bumped by the publisher on every change; the console rebuilds its caches when
     /// it changes (an `Arc::ptr_eq` check on `state`/`plan` is used as well).
     pub generation: u64,
@@ -178,6 +180,61 @@ impl Severity {
             Severity::Error => "ERROR",
         }
     }
+}
+
+/// What kind of thing happened, as the Events view names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventKind {
+    #[default]
+    Admitted,
+    Preempted,
+    Evicted,
+    Requeued,
+    Finished,
+    Held,
+    Resumed,
+    PriorityChanged,
+    /// An operator's action through gangplank (from the audit ledger).
+    Operator,
+}
+
+impl EventKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            EventKind::Admitted => "Admitted",
+            EventKind::Preempted => "Preempted",
+            EventKind::Evicted => "Evicted",
+            EventKind::Requeued => "Requeued",
+            EventKind::Finished => "Finished",
+            EventKind::Held => "Held",
+            EventKind::Resumed => "Resumed",
+            EventKind::PriorityChanged => "Priority",
+            EventKind::Operator => "Operator",
+        }
+    }
+}
+
+/// One line of the Events view.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventRow {
+    /// Milliseconds since the epoch; 0 when unknown (shown as `—`).
+    pub time: Timestamp,
+    pub kind: EventKind,
+    /// `namespace/name` of the Workload it happened to (the victim of a preemption),
+    /// or the operator action's target.
+    pub object: String,
+    /// The same, as shown: `namespace/job-name` when the Workload is known.
+    pub object_name: String,
+    /// The preemptor (preemptions, shown by name) or the operator (actions).
+    pub by: Option<String>,
+    /// Kueue's reason (`InClusterQueue`, `Deactivated`, …) or the change.
+    pub reason: String,
+    /// GPUs freed (preemptions and evictions).
+    pub gpus: i64,
+    /// One sentence for the list: `nlp-team/boss preempted cv-team/yolo (InClusterQueue, 8 GPUs freed)`.
+    pub text: String,
+    /// Kueue's message or the operator action's outcome.
+    pub message: String,
 }
 
 /// One health finding.

@@ -197,7 +197,7 @@ fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
         KeyAction::Filter => app.mode = Mode::Filter(app.filter.source.clone()),
         KeyAction::NextView => switch_view(app, app.view.next()),
         KeyAction::PrevView => switch_view(app, app.view.prev()),
-        KeyAction::Goto(i) => switch_view(app, ViewId::ALL[i.min(6)]),
+        KeyAction::Goto(i) => switch_view(app, ViewId::ALL[i.min(ViewId::COUNT - 1)]),
         KeyAction::Select => select(app),
         KeyAction::Back => back(app),
         KeyAction::Up => app.select(sel - 1),
@@ -240,7 +240,8 @@ fn select(app: &mut App) {
         | ViewId::Plan
         | ViewId::Drift
         | ViewId::Audit
-        | ViewId::Health => {
+        | ViewId::Health
+        | ViewId::Events => {
             app.detail = !app.visible(app.view).is_empty();
             app.detail_scroll = 0;
         }

@@ -332,6 +332,7 @@ pub fn data() -> ConsoleData {
             message: "reclaimWithinCohort is set but the queue has no cohort".into(),
             fix: "spec:\n  cohort: research  # or drop reclaimWithinCohort".into(),
         }]),
+        events: Arc::new(vec![]),
         generation: 1,
     }
 }

@@ -85,6 +85,8 @@ pub struct WorkloadRow {
     /// The verdict as the list shows it: resource names shortened so the shortfall
     /// fits (`needs 8 GPU in p4d-flavor …`); the details show [`Self::verdict`].
     pub verdict_short: Option<String>,
+    /// The last preemption of this workload seen (Events view data), and how many.
+    pub preempted: Option<Preemption>,
     /// Lower-case searchable text.
     haystack: String,
 }
@@ -180,8 +182,23 @@ impl WorkloadRow {
             waiting_since,
             position: verdict.and_then(|v| v.position),
             verdict_short: verdict_text.as_deref().map(compact_verdict),
+            preempted: None,
             verdict: verdict_text,
             haystack,
+        }
+    }
+
+    /// The list's VERDICT cell: a preempted workload says by whom first
+    /// (`preempted by NS/NAME (reason, when) · needs 8 GPU in …`).
+    pub fn verdict_cell(&self, now: Timestamp) -> Option<String> {
+        match (&self.preempted, self.state) {
+            (Some(p), WlState::Preempted | WlState::Evicted | WlState::Pending) => {
+                Some(match &self.verdict_short {
+                    Some(v) => format!("{} · {v}", p.describe(now)),
+                    None => p.describe(now),
+                })
+            }
+            _ => self.verdict_short.clone(),
         }
     }
 
@@ -210,6 +227,61 @@ impl WorkloadRow {
     }
 }
 
+/// Who preempted a workload last, and how often it has been preempted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preemption {
+    /// `namespace/job-name` of the preemptor, or what is known of it.
+    pub by: String,
+    pub reason: String,
+    pub time: Timestamp,
+    pub count: u32,
+}
+
+impl Preemption {
+    /// `preempted by NS/NAME (reason, 4m ago)`, plus `×N` when it happened more than once.
+    pub fn describe(&self, now: Timestamp) -> String {
+        let when = if self.time > 0 {
+            format!("{} ago", crate::tui::widgets::format_age(now - self.time))
+        } else {
+            "—".to_string()
+        };
+        let times = if self.count > 1 {
+            format!(" ×{}", self.count)
+        } else {
+            String::new()
+        };
+        format!("preempted by {} ({}, {when}){times}", self.by, self.reason)
+    }
+}
+
+/// Attaches the preemptions in `events` (newest first) to the rows of their victims.
+pub fn attach_preemptions(rows: &mut [WorkloadRow], events: &[crate::tui::data::EventRow]) {
+    use crate::tui::data::EventKind;
+    let mut by_victim: HashMap<&str, Preemption> = HashMap::new();
+    for e in events.iter().filter(|e| e.kind == EventKind::Preempted) {
+        by_victim
+            .entry(e.object.as_str())
+            .and_modify(|p| p.count += 1)
+            .or_insert_with(|| Preemption {
+                by: e.by.clone().unwrap_or_else(|| "an unknown workload".into()),
+                reason: e.reason.clone(),
+                time: e.time,
+                count: 1,
+            });
+    }
+    if by_victim.is_empty() {
+        return;
+    }
+    for r in rows {
+        let key = format!("{}/{}", r.namespace, r.name);
+        if let Some(p) = by_victim.remove(key.as_str()) {
+            r.haystack.push_str(" preempted ");
+            r.haystack.push_str(&p.by.to_lowercase());
+            r.preempted = Some(p);
+        }
+    }
+}
+
 /// The widest cell of each text column over a set of rows (terminal cells).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ColumnWidths {
@@ -226,7 +298,7 @@ pub struct ColumnWidths {
 
 impl ColumnWidths {
     /// Measures the rows at `index`.
-    pub fn measure(rows: &[WorkloadRow], index: &[u32]) -> ColumnWidths {
+    pub fn measure(rows: &[WorkloadRow], index: &[u32], now: Timestamp) -> ColumnWidths {
         use crate::tui::widgets::width;
         let mut w = ColumnWidths::default();
         for &i in index {
@@ -241,7 +313,9 @@ impl ColumnWidths {
                 .priority
                 .max(if class == 0 { value } else { class + value + 3 });
             w.state = w.state.max(r.state.label().len());
-            w.verdict = w.verdict.max(r.verdict_short.as_deref().map_or(1, width));
+            w.verdict = w
+                .verdict
+                .max(r.verdict_cell(now).as_deref().map_or(1, width));
         }
         w
     }
@@ -332,6 +406,22 @@ pub fn job_name(wl: &Workload) -> String {
         }
     }
     wl.name.clone()
+}
+
+/// `namespace/job-name` for a Workload key (`namespace/name`): the job's name when
+/// the Workload is in `state`, else what its generated name says.
+pub fn display_name(state: &ClusterState, key: &str) -> String {
+    let Some((ns, name)) = key.split_once('/') else {
+        return key.to_string();
+    };
+    let job = match state.workloads.get(&(ns.to_string(), name.to_string())) {
+        Some(wl) => job_name(wl),
+        None => job_name(&Workload {
+            name: name.to_string(),
+            ..Workload::default()
+        }),
+    };
+    format!("{ns}/{job}")
 }
 
 /// The sortable columns of the Workloads view, in `s` order.

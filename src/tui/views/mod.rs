@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod confirm;
 pub mod drift;
+pub mod events;
 pub mod health;
 pub mod help;
 pub mod nodes;
@@ -61,6 +62,7 @@ pub fn view(app: &App, data: &ConsoleData, frame: &mut Frame) {
         ViewId::Drift => drift::render(frame, body, app, data),
         ViewId::Audit => audit::render(frame, body, app, data),
         ViewId::Health => health::render(frame, body, app, data),
+        ViewId::Events => events::render(frame, body, app, data),
     }
     if app.detail {
         row_detail::render(frame, body, app, data);
@@ -153,6 +155,7 @@ pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
                 a.actor, a.action, a.target, a.outcome
             ))
         }),
+        ViewId::Events => keep(data.events.len(), &|i| events::matches(&data.events[i], f)),
         ViewId::Health => keep(data.health.len(), &|i| {
             let h = &data.health[i];
             let objects = h.objects.join(" ");

@@ -115,6 +115,36 @@ pub fn content(app: &App, data: &ConsoleData) -> Option<(String, Vec<Line<'stati
             }
             format!(" proposal {} · a approves · Esc back ", p.id)
         }
+        ViewId::Events => {
+            let e = data.events.get(i)?;
+            let when = if e.time > 0 {
+                format!(
+                    "{} ({} ago)",
+                    crate::tui::widgets::format_time(e.time),
+                    format_age(app.now - e.time)
+                )
+            } else {
+                "—".to_string()
+            };
+            out.push(Line::from(e.text.clone()));
+            out.push(Line::from(format!("event   {}", e.kind.label())));
+            out.push(Line::from(format!("time    {when}")));
+            out.push(Line::from(format!("object  {}", e.object)));
+            if let Some(by) = &e.by {
+                out.push(Line::from(format!("by      {by}")));
+            }
+            if !e.reason.is_empty() {
+                out.push(Line::from(format!("reason  {}", e.reason)));
+            }
+            if e.gpus > 0 {
+                out.push(Line::from(format!("freed   {} GPUs", e.gpus)));
+            }
+            if !e.message.is_empty() {
+                out.push(head("message"));
+                out.push(Line::from(format!("  {}", e.message)));
+            }
+            format!(" {} {} · Esc back ", e.kind.label(), e.object_name)
+        }
         _ => return None,
     };
     Some((title, out))

@@ -70,6 +70,25 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
             .map_or(String::new(), |w| format!("  waited {}", format_age(w)))
     )));
 
+    match &row.preempted {
+        Some(p) => out.push(Line::from(vec![
+            Span::styled(p.describe(app.now), t.wl_preempted),
+            Span::raw(format!(
+                "  · preempted {} time{}",
+                p.count,
+                if p.count == 1 { "" } else { "s" }
+            )),
+        ])),
+        None => out.push(Line::from(Span::styled(
+            "never preempted (as far as seen)",
+            t.muted,
+        ))),
+    }
+    out.push(Line::from(format!(
+        "workload {}/{}  job {}",
+        row.namespace, row.name, row.job
+    )));
+
     let verdict = data
         .plan
         .as_deref()

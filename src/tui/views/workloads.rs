@@ -254,9 +254,8 @@ fn row<'a>(r: &WorkloadRow, app: &App, cols: &[Col], widths: &[usize]) -> Row<'a
             r.position.map_or_else(dash, |p| Span::raw(p.to_string())),
         )),
         Col::Verdict => Cell::from(Line::from(
-            r.verdict_short
-                .as_ref()
-                .map_or_else(dash, |v| Span::styled(truncate(v, w), t.verdict)),
+            r.verdict_cell(app.now)
+                .map_or_else(dash, |v| Span::styled(truncate(&v, w), t.verdict)),
         )),
     });
     Row::new(cells.collect::<Vec<_>>())

@@ -101,6 +101,57 @@ pub fn truncate_middle(s: &str, width: usize) -> String {
     head
 }
 
+/// How a part of a sentence gives way in [`fit_parts`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Kept whole.
+    Fixed,
+    /// A name: cut in the middle, the longest first, down to 12 cells.
+    Name,
+    /// Detail: cut at its end first, down to nothing.
+    Detail,
+}
+
+/// Fits a sentence made of parts into `width` cells. When too long, detail parts are
+/// cut at their end first; then names are cut in the middle (the longest first, down to
+/// 12 cells each), so `nlp-team/boss-u…llama-finetune preempted cv-team/yolo-train`
+/// keeps both names' heads and tails; whatever still does not fit is cut at the end.
+pub fn fit_parts(parts: &[(&str, Part)], width_: usize) -> String {
+    const MIN: usize = 12;
+    let mut w: Vec<usize> = parts.iter().map(|(s, _)| width(s)).collect();
+    let mut total: usize = w.iter().sum();
+    for i in (0..parts.len()).rev() {
+        if total <= width_ {
+            break;
+        }
+        if parts[i].1 == Part::Detail {
+            let cut = (total - width_).min(w[i]);
+            w[i] -= cut;
+            total -= cut;
+        }
+    }
+    while total > width_ {
+        let Some(i) = (0..parts.len())
+            .filter(|&i| parts[i].1 == Part::Name && w[i] > MIN)
+            .max_by_key(|&i| w[i])
+        else {
+            break;
+        };
+        w[i] -= 1;
+        total -= 1;
+    }
+    let joined: String = parts
+        .iter()
+        .zip(&w)
+        .map(|((s, kind), &n)| match kind {
+            Part::Name => truncate_middle(s, n),
+            Part::Detail if n < width(s) => truncate(s, n),
+            _ => s.to_string(),
+        })
+        .collect();
+    truncate(&joined, width_)
+}
+
 /// A text sparkline of `values` scaled to `max` (at least 1), one cell per value.
 pub fn sparkline(values: &[i64], max: i64) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];

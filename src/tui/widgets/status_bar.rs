@@ -117,7 +117,7 @@ pub fn render_message(frame: &mut Frame, area: Rect, app: &App) {
             Some(m) => Line::from(Span::styled(m.clone(), t.message)),
             None => {
                 let mut spans = vec![Span::styled(
-                    "? help  : command  / filter  1-7 views  enter details  q quit",
+                    "? help  : command  / filter  1-8 views  enter details  q quit",
                     t.muted,
                 )];
                 // Greyed, and said in words: which action keys RBAC refuses, and why.
