@@ -7,4 +7,5 @@ mod tmux_support;
 
 mod e2e_approve_tmux;
 mod e2e_demo_tmux;
+mod e2e_events_tmux;
 mod e2e_ssh_demo;

@@ -274,9 +274,9 @@ pub fn attach_preemptions(rows: &mut [WorkloadRow], events: &[crate::tui::data::
     }
     for r in rows {
         let key = format!("{}/{}", r.namespace, r.name);
+        // The filter keeps matching the row's own names only: `/boss` shows the boss
+        // job, not its victims (the Events view answers who preempted whom).
         if let Some(p) = by_victim.remove(key.as_str()) {
-            r.haystack.push_str(" preempted ");
-            r.haystack.push_str(&p.by.to_lowercase());
             r.preempted = Some(p);
         }
     }

@@ -80,16 +80,29 @@ pub fn view(app: &App, data: &ConsoleData, frame: &mut Frame) {
 fn render_tabs(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let mut spans = Vec::new();
+    let filter = if app.filter.is_empty() {
+        String::new()
+    } else {
+        format!("  filter: {}", app.filter.source)
+    };
+    let full: usize = ViewId::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!(" {} {} ", i + 1, v.name()).len())
+        .sum();
+    // Too narrow for every name and the filter: only the current view keeps its name.
+    let compact = full + super::widgets::width(&filter) > usize::from(area.width);
     for (i, v) in ViewId::ALL.iter().enumerate() {
-        let label = format!(" {} {} ", i + 1, title_case(v.name()));
+        let label = if compact && *v != app.view {
+            format!(" {} ", i + 1)
+        } else {
+            format!(" {} {} ", i + 1, title_case(v.name()))
+        };
         let style = if *v == app.view { t.tab_active } else { t.tab };
         spans.push(Span::styled(label, style));
     }
-    if !app.filter.is_empty() {
-        spans.push(Span::styled(
-            format!("  filter: {}", app.filter.source),
-            t.message,
-        ));
+    if !filter.is_empty() {
+        spans.push(Span::styled(filter, t.message));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
