@@ -184,13 +184,100 @@ pub fn plan_view(plan: &Plan, state: &ClusterState) -> PlanView {
         }
     }
 
+    let pending = plan
+        .cycles
+        .last()
+        .map(|last| pending_heads(state, last.pending.iter()))
+        .unwrap_or_default();
     PlanView {
         verdicts,
         cycles,
         proposals: Vec::new(),
         computed_at: None,
         duration_ms: None,
+        pending,
     }
+}
+
+/// The first pending workload of each ClusterQueue (position 1), with the shortfall
+/// summed per resource and flavor over its pod sets, and what could free room.
+fn pending_heads<'a>(
+    state: &ClusterState,
+    pending: impl Iterator<Item = &'a crate::engine::PlanPending>,
+) -> Vec<super::data::PendingHeadView> {
+    let mut out = Vec::new();
+    for p in pending.filter(|p| p.position == Some(1)) {
+        let cq = p.cluster_queue.as_deref().unwrap_or("").to_string();
+        let mut short: BTreeMap<(String, String), Quantity> = BTreeMap::new();
+        let mut could_free = String::new();
+        if let Some(e) = &p.explanation {
+            for need in &e.needs {
+                let gap = need
+                    .needed
+                    .saturating_sub_zero(need.free)
+                    .saturating_sub_zero(need.borrowable);
+                let slot = short
+                    .entry((need.resource.clone(), need.flavor.clone()))
+                    .or_default();
+                *slot = (*slot).max(gap);
+            }
+            if !e.waiting_for.is_empty() {
+                could_free = format!("preempting {} (pending)", e.waiting_for.join(", "));
+            }
+        }
+        let shortfall: Vec<String> = short
+            .iter()
+            .filter(|(_, q)| !q.is_zero())
+            .map(|((r, f), q)| format!("{q} {r} in {f}"))
+            .collect();
+        if could_free.is_empty() && !shortfall.is_empty() {
+            could_free = lower_priority_running(state, &p.workload, &cq);
+        }
+        out.push(super::data::PendingHeadView {
+            workload: p.workload.to_string(),
+            cluster_queue: cq,
+            reason: p.reason.to_string(),
+            shortfall: shortfall.join(", "),
+            could_free,
+        });
+    }
+    out.sort_by(|a, b| a.cluster_queue.cmp(&b.cluster_queue));
+    out
+}
+
+/// Admitted workloads in `cq` of lower priority than `key`'s: what preemption (or an
+/// operator's approval) could evict to make room. Up to five, lowest priority first.
+fn lower_priority_running(state: &ClusterState, key: &str, cq: &str) -> String {
+    let (ns, name) = split_key(key);
+    let Some(head) = state.workloads.get(&(ns, name)) else {
+        return String::new();
+    };
+    let mut lower: Vec<(i32, String, i64)> = state
+        .workloads
+        .values()
+        .filter(|w| {
+            w.priority < head.priority
+                && w.admission.as_ref().is_some_and(|a| a.cluster_queue == cq)
+                && !w.is_finished()
+        })
+        .map(|w| (w.priority, w.key(), accelerators(state, &w.key())))
+        .collect();
+    if lower.is_empty() {
+        return format!("nothing of lower priority runs in {cq}: a finish or more quota");
+    }
+    lower.sort();
+    let n = lower.len();
+    let shown: Vec<String> = lower
+        .iter()
+        .take(5)
+        .map(|(p, k, g)| format!("{k} ({g} GPUs, priority {p})"))
+        .collect();
+    let more = if n > 5 {
+        format!(" and {} more", n - 5)
+    } else {
+        String::new()
+    };
+    format!("evicting {}{more}", shown.join(", "))
 }
 
 /// doctor findings as Health view rows.

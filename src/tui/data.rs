@@ -57,6 +57,24 @@ pub struct PlanView {
     pub computed_at: Option<Timestamp>,
     /// How long the engine took, in milliseconds.
     pub duration_ms: Option<u64>,
+    /// The head of each ClusterQueue still pending after the last cycle: why it waits.
+    pub pending: Vec<PendingHeadView>,
+}
+
+/// A ClusterQueue's first pending workload after the plan's last cycle.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PendingHeadView {
+    /// `namespace/name` of the Workload.
+    pub workload: String,
+    pub cluster_queue: String,
+    /// The engine's reason, in words.
+    pub reason: String,
+    /// The total shortfall: `8 nvidia.com/gpu in p4d-flavor` (per resource and flavor),
+    /// empty when quota is not what it waits for.
+    pub shortfall: String,
+    /// What could free the room: the victims it waits for, or lower-priority workloads
+    /// running in its ClusterQueue; empty when nothing could.
+    pub could_free: String,
 }
 
 /// The engine's verdict on one workload.

@@ -205,3 +205,23 @@ fn events_name_the_preemptor_of_each_victim() {
         .unwrap_or_else(|| panic!("{wl}"));
     assert!(row.contains("preempted by nlp-team/boss-urgent"), "{row}");
 }
+
+/// Issue #12 item 7: the Plan view says why. At minute 12 nothing more is planned:
+/// no empty `cycle N` headers, and the ClusterQueue's pending head with its reason,
+/// its total shortfall and what could free room.
+#[test]
+fn the_plan_view_says_why_the_head_waits() {
+    let (data, now) = seed_at(12);
+    let s = screen(&app_on(&data, now, ViewId::Plan, 160, 48), 160, 48);
+    assert!(!s.contains("cycle 1"), "no empty cycle headers:\n{s}");
+    let wait = s
+        .lines()
+        .find(|l| l.contains("wait") && l.contains("gpt-eval"))
+        .unwrap_or_else(|| panic!("the head and its reason:\n{s}"));
+    assert!(wait.contains("needs 8 nvidia.com/gpu"), "{wait}");
+    assert!(s.contains("short 8 nvidia.com/gpu in p4d-flavor"), "{s}");
+    assert!(
+        s.contains("could free it: nothing of lower priority"),
+        "{s}"
+    );
+}

@@ -251,3 +251,43 @@ fn a_panel_taller_than_the_screen_scrolls_and_y_still_confirms() {
     let effects = update(&mut a, key(KeyCode::Char('y')));
     assert!(effects.contains(&Effect::Confirmed(true)), "{effects:?}");
 }
+
+#[test]
+fn the_plan_view_shows_only_cycles_where_something_happens() {
+    let mut a = app(ViewId::Plan, 120, 40, "dark");
+    let mut data = a.cache.data.clone();
+    let mut plan = (**data.plan.as_ref().expect("fixture plan")).clone();
+    plan.cycles.insert(
+        1,
+        CycleView {
+            index: 2,
+            ..CycleView::default()
+        },
+    );
+    plan.cycles[2].index = 3;
+    plan.pending = vec![PendingHeadView {
+        workload: "cv-team/late-job".into(),
+        cluster_queue: "hyperpod-global-queue".into(),
+        reason: "needs 8 nvidia.com/gpu in flavor p4d-flavor".into(),
+        shortfall: "8 nvidia.com/gpu in p4d-flavor".into(),
+        could_free: "evicting cv-team/resnet-sweep (8 GPUs, priority 1000)".into(),
+    }];
+    data.plan = Some(Arc::new(plan));
+    data.generation += 1;
+    update(&mut a, Msg::Data(data));
+    let s = screen(&a, 120, 40);
+    assert!(s.contains("cycle 1") && s.contains("cycle 3"), "{s}");
+    assert!(
+        !s.contains("cycle 2"),
+        "the empty cycle has no header:\n{s}"
+    );
+    assert!(
+        s.contains("cv-team/late-job (hyperpod-global-queue): needs 8"),
+        "{s}"
+    );
+    assert!(s.contains("short 8 nvidia.com/gpu in p4d-flavor"), "{s}");
+    assert!(
+        s.contains("could free it: evicting cv-team/resnet-sweep"),
+        "{s}"
+    );
+}

@@ -296,6 +296,7 @@ pub fn plan() -> PlanView {
         ],
         computed_at: Some(NOW - 2_000),
         duration_ms: Some(3),
+        pending: vec![],
     }
 }
 
