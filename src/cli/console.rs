@@ -51,8 +51,12 @@ fn run_options(args: &ConsoleArgs) -> Result<RunOptions> {
     if let Some(theme) = &args.theme {
         config.theme = theme.clone();
     }
-    RunOptions::from_config(&config, args.readonly.then_some(true), ColorEnv::from_env())
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    let mut opts =
+        RunOptions::from_config(&config, args.readonly.then_some(true), ColorEnv::from_env())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // `-n`: every view shows that namespace's objects (`:ns` changes it live).
+    opts.namespace = args.cluster.namespace.clone();
+    Ok(opts)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -71,11 +75,8 @@ pub fn run(args: &ConsoleArgs) -> Result<i32> {
     }
     let rt = runtime()?;
     rt.block_on(async {
-        let context = args
-            .cluster
-            .context
-            .clone()
-            .unwrap_or_else(|| "current context".to_string());
+        let context =
+            source::context_name(&args.cluster).unwrap_or_else(|| "current context".to_string());
         live_console(
             &args.cluster,
             context,

@@ -100,6 +100,10 @@ pub struct App {
     pub keymap: Keymap,
     pub theme: Theme,
     pub filter: Filter,
+    /// The namespace every view is scoped to (`-n`, `:ns`); `None`: all.
+    pub namespace: Option<String>,
+    /// What the views apply: `ns=<namespace>` (when scoped) and the filter, ANDed.
+    pub scope: Filter,
     /// Feedback for the message line.
     pub message: Option<String>,
     /// The detail pane of the current view is open.
@@ -135,6 +139,8 @@ impl App {
             keymap,
             theme,
             filter: Filter::default(),
+            namespace: None,
+            scope: Filter::default(),
             message: None,
             detail: false,
             detail_scroll: 0,
@@ -222,6 +228,31 @@ impl App {
             }
         }
         self.cache.data = data;
+        for view in ViewId::ALL {
+            self.reindex(view);
+        }
+    }
+
+    /// Sets the filter (and the scope it makes with the namespace) and re-filters.
+    pub fn set_filter(&mut self, filter: Filter) {
+        self.filter = filter;
+        self.rescope();
+    }
+
+    /// Scopes every view to `namespace` (`None`: all namespaces) and re-filters.
+    pub fn set_namespace(&mut self, namespace: Option<String>) {
+        self.namespace = namespace.filter(|n| !n.is_empty());
+        self.rescope();
+    }
+
+    fn rescope(&mut self) {
+        self.scope = match &self.namespace {
+            None => self.filter.clone(),
+            Some(ns) => {
+                let text = format!("ns={ns} {}", self.filter.source);
+                Filter::parse(&text).unwrap_or_else(|_| self.filter.clone())
+            }
+        };
         for view in ViewId::ALL {
             self.reindex(view);
         }

@@ -13,8 +13,19 @@ pub enum Command {
     View(ViewId, Option<String>),
     /// Show the current context.
     Context,
+    /// `:ns NAME` scopes every view to a namespace; `:ns all` (or `-`, `*`) removes
+    /// the scope; `:ns` alone shows it (`Show`).
+    Namespace(NsArg),
     Help,
     Quit,
+}
+
+/// The argument of `:ns`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NsArg {
+    Show,
+    All,
+    Name(String),
 }
 
 /// (name, view or special) — every name the command line accepts.
@@ -44,6 +55,8 @@ const NAMES: &[(&str, Option<ViewId>)] = &[
     ("events", Some(ViewId::Events)),
     ("ev", Some(ViewId::Events)),
     ("event", Some(ViewId::Events)),
+    ("ns", None),
+    ("namespace", None),
     ("ctx", None),
     ("context", None),
     ("help", None),
@@ -66,6 +79,14 @@ pub fn parse(line: &str) -> Result<Command, String> {
             Ok(Command::View(view, filter))
         }
         ("ctx" | "context", None) => Ok(Command::Context),
+        ("ns" | "namespace", None) => Ok(Command::Namespace(match args {
+            "" => NsArg::Show,
+            "all" | "-" | "*" => NsArg::All,
+            name if name.contains(char::is_whitespace) => {
+                return Err(format!("`:ns` takes one namespace, got {name:?}"));
+            }
+            name => NsArg::Name(name.to_string()),
+        })),
         ("help", None) => Ok(Command::Help),
         _ => Ok(Command::Quit),
     }

@@ -48,6 +48,8 @@ pub struct RunOptions {
     pub access: Option<mpsc::UnboundedReceiver<ActionAccess>>,
     /// "Now" for ages and waits: the wall clock, or the simulator's in the demo.
     pub clock: Clock,
+    /// The namespace every view starts scoped to (`-n`); `:ns` changes it.
+    pub namespace: Option<String>,
 }
 
 impl RunOptions {
@@ -71,6 +73,7 @@ impl RunOptions {
             confirms: None,
             access: None,
             clock: Clock::wall(),
+            namespace: None,
         })
     }
 }
@@ -87,6 +90,7 @@ pub async fn run_terminal(
         opts.readonly,
         opts.default_view,
     );
+    app.set_namespace(opts.namespace.clone());
     let size = guard
         .terminal
         .size()

@@ -130,10 +130,7 @@ fn edit_line(app: &mut App, key: KeyEvent, mut text: String, is_command: bool) -
 }
 
 fn set_filter(app: &mut App, filter: Filter) {
-    app.filter = filter;
-    for view in ViewId::ALL {
-        app.reindex(view);
-    }
+    app.set_filter(filter);
 }
 
 fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
@@ -146,6 +143,20 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
                 "context: {}",
                 if ctx.is_empty() { "—" } else { ctx }
             ));
+        }
+        Ok(Command::Namespace(arg)) => {
+            use super::command::NsArg;
+            match arg {
+                NsArg::Show => {}
+                NsArg::All => app.set_namespace(None),
+                NsArg::Name(ns) => app.set_namespace(Some(ns)),
+            }
+            app.message = Some(match &app.namespace {
+                Some(ns) => format!(
+                    "namespace: {ns} (every view shows {ns} only; `:ns all` shows every namespace)"
+                ),
+                None => "namespace: all (`:ns NAME` shows one)".to_string(),
+            });
         }
         Ok(Command::View(view, filter)) => {
             switch_view(app, view);

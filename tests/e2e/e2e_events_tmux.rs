@@ -66,3 +66,43 @@ fn events_name_the_preemptor_and_survive_a_restart_at_80x24() {
     tmux.send(&["q"]);
     tmux.wait_for("the second demo to exit", 20, |s| s.contains("EXIT2=0"));
 }
+
+/// `-n cv-team` scopes the console: the status bar says so and no nlp-team workload
+/// is listed, even after the story has run (issue #12: `-n` was ignored).
+#[test]
+fn dash_n_scopes_every_view_at_80x24() {
+    let Some(tmux) = Tmux::start(80, 24) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let history = dir.path().join("demo-history.jsonl");
+    let bin = env!("CARGO_BIN_EXE_gangplank");
+    tmux.send(&[
+        &format!(
+            "{bin} demo --speed 120 -n cv-team --history-file {}; echo EXIT=$?",
+            history.display()
+        ),
+        "Enter",
+    ]);
+    tmux.send(&["2"]);
+    let s = tmux.wait_for("cv-team's workloads, yolo-train preempted", 90, |s| {
+        s.contains("ns cv-team")
+            && s.lines()
+                .any(|l| l.contains("yolo-train") && l.contains("Preempted"))
+    });
+    assert!(s.contains("resnet-sweep"), "{s}");
+    for other in ["bert-pretrain", "gpt-eval", "nlp-team  "] {
+        assert!(!s.contains(other), "{other} is not in cv-team:\n{s}");
+    }
+    // Events: only cv-team's (yolo-train's preemption names the nlp-team preemptor).
+    tmux.send(&["8"]);
+    let s = tmux.wait_for("cv-team's events", 20, |s| {
+        s.contains("Events (newest first)") && s.contains("yolo-train")
+    });
+    assert!(
+        !s.contains("gpt-eval") && !s.contains("bert-pretrain"),
+        "{s}"
+    );
+    tmux.send(&["q"]);
+    tmux.wait_for("the demo to exit", 20, |s| s.contains("EXIT=0"));
+}

@@ -291,3 +291,57 @@ fn the_plan_view_shows_only_cycles_where_something_happens() {
         "{s}"
     );
 }
+
+#[test]
+fn a_namespace_scopes_every_view_and_ns_switches_it() {
+    let mut a = app(ViewId::Workloads, 120, 40, "dark");
+    a.set_namespace(Some("cv-team".into()));
+    let s = screen(&a, 120, 40);
+    assert!(s.contains("ns cv-team"), "the status bar names it:\n{s}");
+    assert!(
+        s.contains("resnet-sweep") && s.contains("yolo-train"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("bert-pretrain") && !s.contains("boss-urgent"),
+        "{s}"
+    );
+    // Queues: only cv-team's LocalQueue under the (cluster-scoped) ClusterQueue.
+    update(&mut a, key(KeyCode::Char('1')));
+    let q = screen(&a, 120, 40);
+    assert!(
+        q.contains("cv-team-queue") && !q.contains("nlp-team-queue"),
+        "{q}"
+    );
+    assert!(q.contains("hyperpod-global-queue"), "{q}");
+    // Audit: the one row targets cv-team/resnet-sweep.
+    update(&mut a, key(KeyCode::Char('6')));
+    assert!(screen(&a, 120, 40).contains("resnet-sweep"));
+    // `:ns nlp-team` switches, live.
+    update(&mut a, key(KeyCode::Char('2')));
+    type_str(&mut a, ":ns nlp-team");
+    update(&mut a, key(KeyCode::Enter));
+    let s = screen(&a, 120, 40);
+    assert!(s.contains("ns nlp-team"), "{s}");
+    assert!(
+        s.contains("bert-pretrain") && !s.contains("resnet-sweep"),
+        "{s}"
+    );
+    // A filter narrows within the namespace.
+    type_str(&mut a, "/gpt");
+    update(&mut a, key(KeyCode::Enter));
+    let s = screen(&a, 120, 40);
+    assert!(
+        s.contains("gpt-eval") && !s.contains("bert-pretrain"),
+        "{s}"
+    );
+    update(&mut a, key(KeyCode::Esc));
+    // `:ns all` shows every namespace again.
+    type_str(&mut a, ":ns all");
+    update(&mut a, key(KeyCode::Enter));
+    let s = screen(&a, 120, 40);
+    assert!(
+        s.contains("ns all") && s.contains("resnet-sweep") && s.contains("bert-pretrain"),
+        "{s}"
+    );
+}

@@ -23,6 +23,7 @@ use ratatui::widgets::Paragraph;
 
 use super::app::{App, Mode, SortState};
 use super::data::ConsoleData;
+use super::filter::FilterKey;
 use super::msg::ViewId;
 use super::widgets::status_bar;
 
@@ -135,11 +136,27 @@ pub fn sort_columns(view: ViewId) -> &'static [&'static str] {
     }
 }
 
+/// The namespace of a `namespace/name` key (`None` for a cluster-scoped name).
+fn key_namespace(key: &str) -> Option<&str> {
+    match key.split('/').collect::<Vec<_>>()[..] {
+        [ns, _] => Some(ns),
+        _ => None,
+    }
+}
+
 /// A view's visible row indices in display order: filtered, then sorted.
 pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
-    let f = &app.filter;
+    let f = &app.scope;
     let data = &app.cache.data;
     let by_text = |text: String| f.matches(&text.to_lowercase(), |_| None);
+    // Rows about namespaced objects answer `ns=` (and so the `-n` / `:ns` scope);
+    // rows about cluster-scoped ones ignore it.
+    let in_ns = |text: String, namespaces: Vec<&str>| {
+        f.matches(&text.to_lowercase(), |k| match k {
+            FilterKey::Namespace if !namespaces.is_empty() => Some(namespaces.clone()),
+            _ => None,
+        })
+    };
     let keep = |n: usize, pred: &dyn Fn(usize) -> bool| -> Vec<u32> {
         (0..n).filter(|&i| pred(i)).map(|i| i as u32).collect()
     };
@@ -151,7 +168,10 @@ pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
             let props = data.plan.as_deref().map_or(&[][..], |p| &p.proposals[..]);
             keep(props.len(), &|i| {
                 let p = &props[i];
-                by_text(format!("{} {} {} {}", p.id, p.action, p.target, p.summary))
+                in_ns(
+                    format!("{} {} {} {}", p.id, p.action, p.target, p.summary),
+                    key_namespace(&p.target).into_iter().collect(),
+                )
             })
         }
         ViewId::Drift => keep(data.drift.len(), &|i| {
@@ -163,21 +183,28 @@ pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
         }),
         ViewId::Audit => keep(data.audit.len(), &|i| {
             let a = &data.audit[i];
-            by_text(format!(
-                "{} {} {} {}",
-                a.actor, a.action, a.target, a.outcome
-            ))
+            in_ns(
+                format!("{} {} {} {}", a.actor, a.action, a.target, a.outcome),
+                key_namespace(&a.target).into_iter().collect(),
+            )
         }),
         ViewId::Events => keep(data.events.len(), &|i| events::matches(&data.events[i], f)),
         ViewId::Health => keep(data.health.len(), &|i| {
             let h = &data.health[i];
             let objects = h.objects.join(" ");
-            by_text(format!(
-                "{} {} {objects} {}",
-                h.severity.label(),
-                h.check,
-                h.message
-            ))
+            // `Kind/namespace/name` objects are namespaced; `Kind/name` ones are not.
+            let namespaces = h
+                .objects
+                .iter()
+                .filter_map(|o| {
+                    let parts: Vec<&str> = o.split('/').collect();
+                    (parts.len() == 3).then(|| parts[1])
+                })
+                .collect();
+            in_ns(
+                format!("{} {} {objects} {}", h.severity.label(), h.check, h.message),
+                namespaces,
+            )
         }),
     }
 }

@@ -29,7 +29,7 @@ pub fn index(app: &App, sort: SortState) -> Vec<u32> {
                 r.taints,
                 r.workloads.join(" ")
             );
-            app.filter.matches(&text.to_lowercase(), |_| None)
+            app.scope.matches(&text.to_lowercase(), |_| None)
         })
         .collect();
     index.sort_by(|&a, &b| {

@@ -19,11 +19,11 @@ use crate::tui::widgets::{format_age, truncate, truncate_middle};
 /// Filters then sorts the cached rows (called on data, filter or sort changes only).
 pub fn index(app: &App, sort: SortState) -> Vec<u32> {
     let rows = &app.cache.workloads;
-    let mut index: Vec<u32> = if app.filter.is_empty() {
+    let mut index: Vec<u32> = if app.scope.is_empty() {
         (0..rows.len() as u32).collect()
     } else {
         (0..rows.len() as u32)
-            .filter(|&i| rows[i as usize].matches(&app.filter))
+            .filter(|&i| rows[i as usize].matches(&app.scope))
             .collect()
     };
     sort_workloads(rows, &mut index, sort, app.now);

@@ -58,7 +58,8 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleDat
     } else {
         &data.context
     };
-    spans.push(Span::raw(format!(" ctx {ctx} │ ")));
+    let ns = app.namespace.as_deref().unwrap_or("all");
+    spans.push(Span::raw(format!(" ctx {ctx} │ ns {ns} │ ")));
     let (sync, bad) = sync_summary(data, app.now);
     spans.push(Span::styled(
         sync,
