@@ -252,6 +252,93 @@ impl ApprovalPlan {
         out
     }
 
+    /// The console's confirmation panel: the preemptor, every victim (one line each,
+    /// wrapped by the panel), the quota freed, the resulting admission, and what stays
+    /// pending in the ClusterQueue afterwards (from `state`, the snapshot the plan
+    /// was made on).
+    pub fn confirm_lines(&self, state: &ClusterState) -> Vec<String> {
+        let mut out = vec![format!(
+            "preemptor: {} ({} GPUs) in ClusterQueue {}",
+            self.preemptor,
+            self.preemptor
+                .split_once('/')
+                .map_or(0, |(ns, n)| gpus(state, ns, n)),
+            self.cluster_queue
+        )];
+        out.push(format!(
+            "victims ({}; deactivated, then requeued in their original place):",
+            self.victims.len()
+        ));
+        for v in &self.victims {
+            out.push(format!(
+                "  {} — {}, {} GPUs, priority {}, run time lost {}",
+                v.key,
+                v.owner,
+                v.gpus,
+                v.priority,
+                v.run_time_lost_secs
+                    .map(human_secs)
+                    .unwrap_or_else(|| "unknown".into())
+            ));
+        }
+        let freed: i128 = self.victims.iter().map(|v| v.gpus).sum();
+        out.push(format!(
+            "quota freed: {freed} GPUs in {}",
+            self.cluster_queue
+        ));
+        let flavors: Vec<String> = self
+            .flavors
+            .iter()
+            .flat_map(|(ps, m)| m.iter().map(move |(r, f)| format!("{ps}: {r} on {f}")))
+            .collect();
+        out.push(format!(
+            "then Kueue admits {} ({})",
+            self.preemptor,
+            flavors.join(", ")
+        ));
+        // Pending workloads of the same ClusterQueue other than the preemptor.
+        let lq_cq: std::collections::HashMap<(&str, &str), &str> = state
+            .local_queues
+            .values()
+            .map(|lq| {
+                (
+                    (lq.namespace.as_str(), lq.name.as_str()),
+                    lq.cluster_queue.as_str(),
+                )
+            })
+            .collect();
+        let victims: Vec<&str> = self.victims.iter().map(|v| v.key.as_str()).collect();
+        let blocked: Vec<String> = state
+            .workloads
+            .values()
+            .filter(|w| {
+                w.active
+                    && !w.is_finished()
+                    && !w.has_quota_reservation()
+                    && w.queue_name.as_deref().is_some_and(|q| {
+                        lq_cq.get(&(w.namespace.as_str(), q)).copied()
+                            == Some(self.cluster_queue.as_str())
+                    })
+            })
+            .map(|w| w.key())
+            .filter(|k| *k != self.preemptor && !victims.contains(&k.as_str()))
+            .collect();
+        out.push(if blocked.is_empty() {
+            format!(
+                "stays blocked: the victims, until {} frees quota again",
+                self.cluster_queue
+            )
+        } else {
+            format!(
+                "stays blocked: the victims, and {} already pending in {}: {}",
+                blocked.len(),
+                self.cluster_queue,
+                blocked.join(", ")
+            )
+        });
+        out
+    }
+
     /// One line, for the console's confirmation prompt.
     pub fn summary(&self) -> String {
         format!(

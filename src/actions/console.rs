@@ -115,7 +115,34 @@ fn audit_row(r: &super::AuditRecord) -> AuditRow {
         action: r.action.clone(),
         target: r.target.clone(),
         outcome: r.outcome.clone(),
+        details: audit_details(r),
     }
+}
+
+/// The Audit detail pane's lines: victims, message, approval, before/after as YAML.
+fn audit_details(r: &super::AuditRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    if !r.victims.is_empty() {
+        out.push(format!("victims: {}", r.victims.join(", ")));
+    }
+    if !r.message.is_empty() {
+        out.push(format!("message: {}", r.message));
+    }
+    if let Some(id) = &r.approval_id {
+        out.push(format!("approval: {id}"));
+    }
+    if !r.dry_run.is_empty() {
+        out.push(format!("dry run: {}", r.dry_run));
+    }
+    for (label, v) in [("before", &r.before), ("after", &r.after)] {
+        if v.is_null() {
+            continue;
+        }
+        out.push(format!("{label}:"));
+        let yaml = serde_yaml_ng::to_string(v).unwrap_or_else(|_| v.to_string());
+        out.extend(yaml.lines().map(|l| format!("  {l}")));
+    }
+    out
 }
 
 /// What a request will do once confirmed.
@@ -397,8 +424,12 @@ impl ActionTask {
                 plan_approval(&self.actor, &state, id, &self.policy)
                     .await
                     .map(|p| {
-                        let summary = p.summary();
-                        (Prepared::Approve(Box::new(p)), summary.into())
+                        let prompt = Prompt {
+                            id: 0,
+                            summary: p.summary(),
+                            details: p.confirm_lines(&state),
+                        };
+                        (Prepared::Approve(Box::new(p)), prompt)
                     })
                     .map_err(|e| e.to_string().into())
             }

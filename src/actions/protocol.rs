@@ -100,6 +100,8 @@ pub struct AuditRow {
     pub action: String,
     pub target: String,
     pub outcome: String,
+    /// Victims, the object before and after, the message: the Audit detail pane.
+    pub details: Vec<String>,
 }
 
 /// Into the action task.

@@ -44,6 +44,11 @@ pub struct ConsoleArgs {
     /// The policy preemption proposals are made under (docs/actions.md).
     #[arg(long, value_name = "POLICY")]
     pub approval_policy: Option<crate::actions::ApprovalPolicy>,
+    /// Where the Events view's history (evictions, admissions, holds…) is kept and read
+    /// back after a restart (default: history.jsonl in the XDG state dir; demo-history.jsonl
+    /// for `demo`).
+    #[arg(long, value_name = "PATH")]
+    pub history_file: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -52,8 +52,12 @@ fn run_options(args: &ConsoleArgs) -> Result<RunOptions> {
     if let Some(theme) = &args.theme {
         config.theme = theme.clone();
     }
-    RunOptions::from_config(&config, args.readonly.then_some(true), ColorEnv::from_env())
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    let mut opts =
+        RunOptions::from_config(&config, args.readonly.then_some(true), ColorEnv::from_env())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    // `-n`: every view shows that namespace's objects (`:ns` changes it live).
+    opts.namespace = args.cluster.namespace.clone();
+    Ok(opts)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -72,17 +76,16 @@ pub fn run(args: &ConsoleArgs) -> Result<i32> {
     }
     let rt = runtime()?;
     rt.block_on(async {
-        let context = args
-            .cluster
-            .context
-            .clone()
-            .unwrap_or_else(|| "current context".to_string());
+        let context =
+            source::context_name(&args.cluster).unwrap_or_else(|| "current context".to_string());
         live_console(
             &args.cluster,
             context,
             opts,
             &action_settings(args),
-            source::default_history_path(),
+            args.history_file
+                .clone()
+                .or_else(source::default_history_path),
         )
         .await
     })?;
@@ -209,9 +212,12 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
             context,
             opts,
             &action_settings(&args.console),
-            // The simulator's evictions are not the cluster's history: keep them out
-            // of the history file that `gangplank history` reads.
-            None,
+            // The simulator's evictions are not the cluster's history: the demo keeps
+            // its own file, which `gangplank history` does not read.
+            args.console
+                .history_file
+                .clone()
+                .or_else(source::default_demo_history_path),
         )
         .await;
         sim.shutdown().await;

@@ -14,7 +14,7 @@ use crate::actions::ApprovalPolicy;
 use crate::doctor::{self, DoctorOptions};
 use crate::model::ClusterState;
 use crate::source::{self, LivePlan, Snapshot};
-use crate::tui::adapt::{health_rows, plan_view, proposal_views};
+use crate::tui::adapt::{event_rows, health_rows, plan_view, proposal_views};
 use crate::tui::{ConsoleData, DriftRow, ResourceSync, SyncState, SyncStatus};
 
 /// The short names operators know (k9s / kueuectl) for the status bar.
@@ -122,12 +122,16 @@ pub fn console_data_with(
                 .collect()
         })
         .unwrap_or_default();
+    // Operator actions join the timeline in the console, which gets them from its
+    // action task (`App::add_audit_rows`).
+    let events = event_rows(&state, &snap.evictions, &snap.events, &[]);
     ConsoleData {
         state,
         plan: plan_view,
         sync: sync_status(snap),
         context: context.to_string(),
         drift: Arc::new(drift),
+        events: Arc::new(events),
         audit: Arc::default(),
         health: Arc::new(health_rows(&report)),
         generation,

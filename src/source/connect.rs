@@ -82,6 +82,24 @@ pub async fn client_config(args: &ClusterArgs, read_timeout: Duration) -> Result
     Ok(cfg)
 }
 
+/// The kube context the flags select, by name: `--context`, else the kubeconfig's
+/// `current-context` (`--kubeconfig`, else `$KUBECONFIG` / `~/.kube/config`), else
+/// `in-cluster` inside a pod; `None` when none can be read.
+pub fn context_name(args: &ClusterArgs) -> Option<String> {
+    if let Some(c) = &args.context {
+        return Some(c.clone());
+    }
+    let kc = match &args.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).ok(),
+        None => Kubeconfig::read().ok(),
+    };
+    match kc.and_then(|k| k.current_context) {
+        Some(c) if !c.is_empty() => Some(c),
+        _ if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => Some("in-cluster".into()),
+        _ => None,
+    }
+}
+
 /// A client for the flags.
 pub async fn connect(args: &ClusterArgs, read_timeout: Duration) -> Result<Client, Error> {
     let cfg = client_config(args, read_timeout).await?;

@@ -72,6 +72,116 @@ pub fn parse_preemptor(message: &str) -> (Option<String>, Option<String>) {
     (field("(UID:"), field("JobUID:"))
 }
 
+/// Something else that happened to a Workload, for the console's Events view:
+/// an admission, a requeue, a finish (from condition transitions), a priority change,
+/// a hold or a resume (from the difference to the previous version). Stored in the
+/// same file as [`EvictionRecord`]s; the `event` field tells them apart (and
+/// `gangplank history`, which reads evictions only, skips these lines).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineRecord {
+    /// Deduplication key: `workloadUid@event@transitionMs` (or the change for priorities).
+    pub id: String,
+    /// `Admitted`, `Requeued`, `Finished`, `PriorityChanged`, `Held`, `Resumed`.
+    pub event: String,
+    /// When (RFC 3339): the condition's transition time, or when the change was seen.
+    pub time: String,
+    /// `namespace/name` of the Workload.
+    pub workload: String,
+    pub workload_uid: String,
+    /// The condition's reason, or `from → to` for a priority change.
+    pub reason: String,
+    pub message: String,
+}
+
+impl TimelineRecord {
+    pub fn time_ms(&self) -> Ms {
+        self.time
+            .parse::<Timestamp>()
+            .map_or(0, |t| t.as_millisecond())
+    }
+}
+
+fn rfc3339(ms: Ms) -> String {
+    Timestamp::from_millisecond(ms)
+        .unwrap_or(Timestamp::UNIX_EPOCH)
+        .to_string()
+}
+
+/// The condition transitions of `wl` worth a line in the timeline: QuotaReserved
+/// becoming True (admitted), Requeued, Finished. `previous` is the version seen before
+/// (if any): a priority change or a flip of `spec.active` between the two is recorded
+/// at `now`.
+pub fn timeline_of(wl: &Workload, previous: Option<&Workload>, now: Ms) -> Vec<TimelineRecord> {
+    let uid_or_key = if wl.uid.is_empty() {
+        wl.key()
+    } else {
+        wl.uid.clone()
+    };
+    let mut out = Vec::new();
+    let mut push = |event: &str, at: Ms, reason: String, message: String| {
+        out.push(TimelineRecord {
+            id: format!("{uid_or_key}@{event}@{at}"),
+            event: event.to_string(),
+            time: rfc3339(at),
+            workload: wl.key(),
+            workload_uid: wl.uid.clone(),
+            reason,
+            message,
+        });
+    };
+    for (cond, event) in [
+        ("QuotaReserved", "Admitted"),
+        ("Requeued", "Requeued"),
+        ("Finished", "Finished"),
+    ] {
+        if let Some(c) = wl.condition(cond)
+            && c.status == crate::model::ConditionStatus::True
+            && let Some(at) = c.last_transition_time
+        {
+            push(event, at, c.reason.clone(), c.message.clone());
+        }
+    }
+    if let Some(prev) = previous {
+        if prev.priority != wl.priority {
+            let class = |w: &Workload| {
+                w.priority_class
+                    .as_ref()
+                    .map_or(String::new(), |c| format!("{} ", c.name))
+            };
+            let change = format!(
+                "{}({}) → {}({})",
+                class(prev),
+                prev.priority,
+                class(wl),
+                wl.priority
+            );
+            out.push(TimelineRecord {
+                id: format!("{uid_or_key}@PriorityChanged@{}@{now}", wl.priority),
+                event: "PriorityChanged".into(),
+                time: rfc3339(now),
+                workload: wl.key(),
+                workload_uid: wl.uid.clone(),
+                reason: change,
+                message: String::new(),
+            });
+        }
+        if prev.active != wl.active {
+            let event = if wl.active { "Resumed" } else { "Held" };
+            out.push(TimelineRecord {
+                id: format!("{uid_or_key}@{event}@{now}"),
+                event: event.into(),
+                time: rfc3339(now),
+                workload: wl.key(),
+                workload_uid: wl.uid.clone(),
+                reason: format!("spec.active={}", wl.active),
+                message: String::new(),
+            });
+        }
+    }
+    out
+}
+
 /// The eviction record of `wl`, if it is evicted. `by_uid` finds a Workload by uid;
 /// `cluster_queue` resolves a Workload's ClusterQueue.
 pub fn eviction_of<'a>(
@@ -131,12 +241,19 @@ pub fn default_history_path() -> Option<PathBuf> {
     Some(dir.join("history.jsonl"))
 }
 
+/// The demo's own history file, next to [`default_history_path`]: the simulator's
+/// evictions never mix with a real cluster's.
+pub fn default_demo_history_path() -> Option<PathBuf> {
+    default_history_path().map(|p| p.with_file_name("demo-history.jsonl"))
+}
+
 /// The append-only history file plus the recent records.
 #[derive(Debug, Default)]
 pub struct HistoryLog {
     path: Option<PathBuf>,
     seen: HashSet<String>,
     recent: VecDeque<EvictionRecord>,
+    recent_events: VecDeque<TimelineRecord>,
     /// The last write error, reported once in the log.
     failed: bool,
 }
@@ -151,9 +268,43 @@ impl HistoryLog {
         if let Some(p) = &log.path
             && let Ok(records) = read_history(p, None)
         {
-            log.seen = records.into_iter().map(|r| r.id).collect();
+            log.seen = records.iter().map(|r| r.id.clone()).collect();
+            // The newest ones are what the console shows after a restart.
+            let skip = records.len().saturating_sub(RECENT);
+            log.recent = records.into_iter().skip(skip).collect();
+        }
+        if let Some(p) = &log.path
+            && let Ok(events) = read_timeline(p, None)
+        {
+            log.seen.extend(events.iter().map(|r| r.id.clone()));
+            let skip = events.len().saturating_sub(RECENT);
+            log.recent_events = events.into_iter().skip(skip).collect();
         }
         log
+    }
+
+    /// Records a timeline event unless already known; returns whether it was new.
+    pub fn record_event(&mut self, rec: TimelineRecord) -> bool {
+        if !self.seen.insert(rec.id.clone()) {
+            return false;
+        }
+        if let Some(path) = &self.path
+            && let Err(e) = append(path, &rec)
+            && !self.failed
+        {
+            self.failed = true;
+            tracing::warn!(path = %path.display(), error = %e, "cannot write the history file");
+        }
+        self.recent_events.push_back(rec);
+        if self.recent_events.len() > RECENT {
+            self.recent_events.pop_front();
+        }
+        true
+    }
+
+    /// Recent timeline events, in the order seen.
+    pub fn recent_events(&self) -> Vec<TimelineRecord> {
+        self.recent_events.iter().cloned().collect()
     }
 
     /// Records `rec` unless already known; returns whether it was new.
@@ -181,7 +332,7 @@ impl HistoryLog {
     }
 }
 
-fn append(path: &Path, rec: &EvictionRecord) -> std::io::Result<()> {
+fn append(path: &Path, rec: &impl Serialize) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -216,6 +367,30 @@ pub fn read_history(path: &Path, since: Option<Ms>) -> std::io::Result<Vec<Evict
         out.push(rec);
     }
     out.sort_by_key(EvictionRecord::time_ms);
+    Ok(out)
+}
+
+/// Reads the timeline events of the history file (evictions are skipped; see
+/// [`read_history`]), at or after `since`, deduplicated, oldest first.
+pub fn read_timeline(path: &Path, since: Option<Ms>) -> std::io::Result<Vec<TimelineRecord>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for line in BufReader::new(file).lines() {
+        let line = line?;
+        let Ok(rec) = serde_json::from_str::<TimelineRecord>(&line) else {
+            continue;
+        };
+        if since.is_some_and(|s| rec.time_ms() < s) || !seen.insert(rec.id.clone()) {
+            continue;
+        }
+        out.push(rec);
+    }
+    out.sort_by_key(TimelineRecord::time_ms);
     Ok(out)
 }
 
@@ -261,5 +436,43 @@ mod tests {
         let mut again = HistoryLog::open(Some(path.clone()));
         assert!(!again.record(rec));
         assert_eq!(read_history(&path, None).expect("read").len(), 1);
+    }
+
+    #[test]
+    fn timeline_lines_share_the_file_and_survive_a_reopen() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("history.jsonl");
+        let mut wl = Workload {
+            namespace: "ns".into(),
+            name: "a".into(),
+            uid: "u".into(),
+            priority: 1,
+            active: true,
+            ..Workload::default()
+        };
+        wl.conditions.push(crate::model::Condition {
+            type_: "QuotaReserved".into(),
+            status: crate::model::ConditionStatus::True,
+            reason: "QuotaReserved".into(),
+            message: "Quota reserved in ClusterQueue cq".into(),
+            last_transition_time: Some(1_000),
+        });
+        let mut next = wl.clone();
+        next.priority = 5;
+        next.active = false;
+        let recs = timeline_of(&next, Some(&wl), 2_000);
+        let events: Vec<&str> = recs.iter().map(|r| r.event.as_str()).collect();
+        assert_eq!(events, ["Admitted", "PriorityChanged", "Held"]);
+        assert_eq!(recs[1].reason, "(1) → (5)");
+        let mut log = HistoryLog::open(Some(path.clone()));
+        for r in recs.clone() {
+            assert!(log.record_event(r));
+        }
+        // Evictions readers skip timeline lines; a reopened log has the events back.
+        assert!(read_history(&path, None).expect("read").is_empty());
+        let again = HistoryLog::open(Some(path.clone()));
+        assert_eq!(again.recent_events(), recs);
+        let mut again = again;
+        assert!(!again.record_event(recs[0].clone()), "deduplicated");
     }
 }

@@ -34,8 +34,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 
-pub use connect::{ClusterArgs, USER_AGENT_VALUE, client_config, connect, connect_source};
-pub use history::{EvictionRecord, HistoryLog, default_history_path, read_history};
+pub use connect::{
+    ClusterArgs, USER_AGENT_VALUE, client_config, connect, connect_source, context_name,
+};
+pub use history::{
+    EvictionRecord, HistoryLog, TimelineRecord, default_demo_history_path, default_history_path,
+    read_history, read_timeline,
+};
 pub use replan::{LivePlan, ReplanOptions};
 pub use resources::{KUEUE_GROUP, RawObject, ResourceKind};
 pub use snapshot::{IngestStats, KUEUE_NOT_INSTALLED, KueueStatus, Snapshot};

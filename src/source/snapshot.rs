@@ -65,6 +65,8 @@ pub struct Snapshot {
     pub stats: IngestStats,
     /// Evictions seen since the source started, newest last (bounded).
     pub evictions: Vec<EvictionRecord>,
+    /// Recent timeline events (admissions, requeues, holds, priority changes…).
+    pub events: Vec<super::history::TimelineRecord>,
 }
 
 impl Snapshot {
@@ -80,6 +82,7 @@ impl Snapshot {
             namespace,
             stats: IngestStats::default(),
             evictions: Vec::new(),
+            events: Vec::new(),
         }
     }
 

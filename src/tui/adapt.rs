@@ -184,13 +184,100 @@ pub fn plan_view(plan: &Plan, state: &ClusterState) -> PlanView {
         }
     }
 
+    let pending = plan
+        .cycles
+        .last()
+        .map(|last| pending_heads(state, last.pending.iter()))
+        .unwrap_or_default();
     PlanView {
         verdicts,
         cycles,
         proposals: Vec::new(),
         computed_at: None,
         duration_ms: None,
+        pending,
     }
+}
+
+/// The first pending workload of each ClusterQueue (position 1), with the shortfall
+/// summed per resource and flavor over its pod sets, and what could free room.
+fn pending_heads<'a>(
+    state: &ClusterState,
+    pending: impl Iterator<Item = &'a crate::engine::PlanPending>,
+) -> Vec<super::data::PendingHeadView> {
+    let mut out = Vec::new();
+    for p in pending.filter(|p| p.position == Some(1)) {
+        let cq = p.cluster_queue.as_deref().unwrap_or("").to_string();
+        let mut short: BTreeMap<(String, String), Quantity> = BTreeMap::new();
+        let mut could_free = String::new();
+        if let Some(e) = &p.explanation {
+            for need in &e.needs {
+                let gap = need
+                    .needed
+                    .saturating_sub_zero(need.free)
+                    .saturating_sub_zero(need.borrowable);
+                let slot = short
+                    .entry((need.resource.clone(), need.flavor.clone()))
+                    .or_default();
+                *slot = (*slot).max(gap);
+            }
+            if !e.waiting_for.is_empty() {
+                could_free = format!("preempting {} (pending)", e.waiting_for.join(", "));
+            }
+        }
+        let shortfall: Vec<String> = short
+            .iter()
+            .filter(|(_, q)| !q.is_zero())
+            .map(|((r, f), q)| format!("{q} {r} in {f}"))
+            .collect();
+        if could_free.is_empty() && !shortfall.is_empty() {
+            could_free = lower_priority_running(state, &p.workload, &cq);
+        }
+        out.push(super::data::PendingHeadView {
+            workload: p.workload.to_string(),
+            cluster_queue: cq,
+            reason: p.reason.to_string(),
+            shortfall: shortfall.join(", "),
+            could_free,
+        });
+    }
+    out.sort_by(|a, b| a.cluster_queue.cmp(&b.cluster_queue));
+    out
+}
+
+/// Admitted workloads in `cq` of lower priority than `key`'s: what preemption (or an
+/// operator's approval) could evict to make room. Up to five, lowest priority first.
+fn lower_priority_running(state: &ClusterState, key: &str, cq: &str) -> String {
+    let (ns, name) = split_key(key);
+    let Some(head) = state.workloads.get(&(ns, name)) else {
+        return String::new();
+    };
+    let mut lower: Vec<(i32, String, i64)> = state
+        .workloads
+        .values()
+        .filter(|w| {
+            w.priority < head.priority
+                && w.admission.as_ref().is_some_and(|a| a.cluster_queue == cq)
+                && !w.is_finished()
+        })
+        .map(|w| (w.priority, w.key(), accelerators(state, &w.key())))
+        .collect();
+    if lower.is_empty() {
+        return format!("nothing of lower priority runs in {cq}: a finish or more quota");
+    }
+    lower.sort();
+    let n = lower.len();
+    let shown: Vec<String> = lower
+        .iter()
+        .take(5)
+        .map(|(p, k, g)| format!("{k} ({g} GPUs, priority {p})"))
+        .collect();
+    let more = if n > 5 {
+        format!(" and {} more", n - 5)
+    } else {
+        String::new()
+    };
+    format!("evicting {}{more}", shown.join(", "))
 }
 
 /// doctor findings as Health view rows.
@@ -207,6 +294,7 @@ pub fn health_rows(report: &doctor::Report) -> Vec<HealthRow> {
             check: f.check.clone(),
             objects: f.objects.clone(),
             message: f.message.clone(),
+            fix: f.fix.clone(),
         })
         .collect()
 }
@@ -256,4 +344,149 @@ pub fn proposal_views(
             })
         })
         .collect()
+}
+
+/// The operator actions of the audit ledger as Events view rows (unsorted).
+pub fn operator_event_rows(
+    state: &ClusterState,
+    audit: &[super::data::AuditRow],
+) -> Vec<super::data::EventRow> {
+    use super::data::{EventKind, EventRow};
+    use super::rows::workloads::display_name;
+    let mut out = Vec::with_capacity(audit.len());
+    for a in audit {
+        out.push(EventRow {
+            time: a.time,
+            kind: EventKind::Operator,
+            object: a.target.clone(),
+            object_name: display_name(state, &a.target),
+            by: Some(a.actor.clone()),
+            reason: a.outcome.clone(),
+            gpus: 0,
+            text: format!(
+                "{} {} {}: {}",
+                a.actor,
+                a.action,
+                display_name(state, &a.target),
+                a.outcome
+            ),
+            message: a.details.join("; "),
+        });
+    }
+    out
+}
+
+/// `feed` (the watch's events, newest first) with the operator actions of `audit`
+/// merged in, newest first.
+pub fn with_operator_events(
+    state: &ClusterState,
+    feed: &[super::data::EventRow],
+    audit: &[super::data::AuditRow],
+) -> Vec<super::data::EventRow> {
+    let mut out: Vec<_> = feed
+        .iter()
+        .filter(|e| e.kind != super::data::EventKind::Operator)
+        .cloned()
+        .chain(operator_event_rows(state, audit))
+        .collect();
+    sort_newest_first(&mut out);
+    out
+}
+
+fn sort_newest_first(out: &mut [super::data::EventRow]) {
+    // Newest first; ties keep a stable, readable order.
+    out.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| a.kind.cmp(&b.kind)));
+}
+
+/// The Events view's rows, newest first: evictions and preemptions (preemptor by name,
+/// reason, GPUs freed), the timeline (admissions, requeues, finishes, holds, resumes,
+/// priority changes) and the operator actions of the audit ledger.
+pub fn event_rows(
+    state: &ClusterState,
+    evictions: &[crate::source::EvictionRecord],
+    timeline: &[crate::source::TimelineRecord],
+    audit: &[super::data::AuditRow],
+) -> Vec<super::data::EventRow> {
+    use super::data::{EventKind, EventRow};
+    use super::rows::workloads::display_name;
+    let mut out = Vec::with_capacity(evictions.len() + timeline.len() + audit.len());
+    for e in evictions {
+        let victim = display_name(state, &e.victim);
+        let gpus = accelerators(state, &e.victim);
+        let preempted = e.reason.contains("Preempted") || e.preemption_reason.is_some();
+        let by = e.preemptor.as_deref().map(|p| display_name(state, p));
+        let reason = e
+            .preemption_reason
+            .clone()
+            .unwrap_or_else(|| e.reason.clone());
+        let (kind, text) = if preempted {
+            let who = by.clone().unwrap_or_else(|| match &e.preemptor_uid {
+                Some(uid) => format!("workload with UID {uid} (gone)"),
+                None => "an unknown workload".to_string(),
+            });
+            (
+                EventKind::Preempted,
+                format!("{who} preempted {victim} ({reason}, {gpus} GPUs freed)"),
+            )
+        } else if e.reason == "Deactivated" {
+            (
+                EventKind::Held,
+                format!("{victim} evicted: deactivated ({gpus} GPUs freed)"),
+            )
+        } else {
+            (
+                EventKind::Evicted,
+                format!("{victim} evicted ({reason}, {gpus} GPUs freed)"),
+            )
+        };
+        out.push(EventRow {
+            time: e.time_ms(),
+            kind,
+            object: e.victim.clone(),
+            object_name: victim,
+            by,
+            reason,
+            gpus,
+            text,
+            message: e.message.clone(),
+        });
+    }
+    for t in timeline {
+        let name = display_name(state, &t.workload);
+        let (kind, text) = match t.event.as_str() {
+            "Admitted" => (EventKind::Admitted, format!("{name} admitted")),
+            "Requeued" => (
+                EventKind::Requeued,
+                format!("{name} requeued ({})", t.reason),
+            ),
+            "Finished" => (
+                EventKind::Finished,
+                format!("{name} finished ({})", t.reason),
+            ),
+            "Held" => (EventKind::Held, format!("{name} held (spec.active=false)")),
+            "Resumed" => (
+                EventKind::Resumed,
+                format!("{name} resumed (spec.active=true)"),
+            ),
+            "PriorityChanged" => (
+                EventKind::PriorityChanged,
+                format!("{name} priority {}", t.reason),
+            ),
+            other => (EventKind::Requeued, format!("{name} {other}")),
+        };
+        out.push(EventRow {
+            time: t.time_ms(),
+            kind,
+            object: t.workload.clone(),
+            object_name: name,
+            by: None,
+            reason: t.reason.clone(),
+            gpus: 0,
+            text,
+            message: t.message.clone(),
+        });
+    }
+    out.extend(operator_event_rows(state, audit));
+    sort_newest_first(&mut out);
+    out
 }

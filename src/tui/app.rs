@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::data::{AuditRow, ConsoleData};
+use super::data::{AuditRow, ConsoleData, EventRow};
 use super::filter::Filter;
 use super::keymap::Keymap;
 use super::msg::ViewId;
@@ -29,8 +29,7 @@ pub enum Mode {
     Filter(String),
     /// The `?` overlay, with its scroll offset.
     Help(usize),
-    /// An action waits for the operator's `y` (the summary is on the message line, the
-    /// details in a panel).
+    /// An action waits for the operator's `y` (summary and details in a panel).
     Confirm(super::msg::Prompt),
     /// The reprioritize picker is up.
     Priority(super::priority::Picker),
@@ -86,8 +85,10 @@ pub struct Cache {
     pub workloads: Vec<WorkloadRow>,
     pub queues: QueueTree,
     pub nodes: NodeTable,
+    /// Content widths of the Workloads view's visible rows (sizes its columns).
+    pub workload_widths: workloads::ColumnWidths,
     /// Per view (in `ViewId::ALL` order): indices of the visible rows, in display order.
-    pub index: [Vec<u32>; 7],
+    pub index: [Vec<u32>; ViewId::COUNT],
 }
 
 /// The console's UI state.
@@ -99,20 +100,36 @@ pub struct App {
     /// Audit rows from the action task (the console's own attempts, and earlier ones
     /// read back from the audit log at start), newest last, at most [`AUDIT_ROWS_KEPT`].
     pub audit_rows: Vec<AuditRow>,
+    /// The Events view's rows as the feed last sent them (before the operator actions
+    /// of `audit_rows` are merged in).
+    pub feed_events: Arc<Vec<EventRow>>,
     pub view: ViewId,
     pub mode: Mode,
     pub readonly: bool,
     pub keymap: Keymap,
     pub theme: Theme,
     pub filter: Filter,
+    /// The namespace every view is scoped to (`-n`, `:ns`); `None`: all.
+    pub namespace: Option<String>,
+    /// What the views apply: `ns=<namespace>` (when scoped) and the filter, ANDed.
+    pub scope: Filter,
     /// Feedback for the message line.
     pub message: Option<String>,
     /// The detail pane of the current view is open.
     pub detail: bool,
+    /// First line of the detail pane shown (scrolled by the movement keys while open).
+    pub detail_scroll: u16,
+    /// The largest useful `detail_scroll` at the last draw (set by the detail pane, so
+    /// scrolling up from "End" starts at the bottom rather than past it).
+    pub detail_max: std::cell::Cell<u16>,
+    /// Scroll offset of the confirmation panel, and its largest useful value at the
+    /// last draw.
+    pub confirm_scroll: u16,
+    pub confirm_max: std::cell::Cell<u16>,
     /// Views to return to with Esc (drill-ins push here).
     pub back_stack: Vec<(ViewId, Filter)>,
-    pub lists: [ListState; 7],
-    pub sorts: [SortState; 7],
+    pub lists: [ListState; ViewId::COUNT],
+    pub sorts: [SortState; ViewId::COUNT],
     pub now: Timestamp,
     /// Terminal size in columns × rows.
     pub size: (u16, u16),
@@ -131,16 +148,23 @@ impl App {
             keymap,
             theme,
             filter: Filter::default(),
+            namespace: None,
+            scope: Filter::default(),
             message: None,
             detail: false,
+            detail_scroll: 0,
+            detail_max: std::cell::Cell::new(0),
+            confirm_scroll: 0,
+            confirm_max: std::cell::Cell::new(0),
             back_stack: Vec::new(),
-            lists: [ListState::default(); 7],
-            sorts: [SortState::default(); 7],
+            lists: [ListState::default(); ViewId::COUNT],
+            sorts: [SortState::default(); ViewId::COUNT],
             now: 0,
             size: (80, 24),
             cache: Cache::default(),
             gpu_history: HashMap::new(),
             audit_rows: Vec::new(),
+            feed_events: Arc::default(),
             access: Default::default(),
         }
     }
@@ -186,12 +210,21 @@ impl App {
 
     /// Rebuilds the derived rows when the data really changed.
     pub(crate) fn set_data(&mut self, mut data: ConsoleData) {
+        let feed_events = data.events.clone();
+        let same_events = Arc::ptr_eq(&self.feed_events, &feed_events);
+        self.feed_events = feed_events;
         if !self.audit_rows.is_empty() {
             data.audit = Arc::new(self.audit_rows.clone());
+            data.events = Arc::new(super::adapt::with_operator_events(
+                &data.state,
+                &self.feed_events,
+                &self.audit_rows,
+            ));
         }
         let old = &self.cache.data;
         let same = old.generation == data.generation
             && Arc::ptr_eq(&old.state, &data.state)
+            && same_events
             && match (&old.plan, &data.plan) {
                 (Some(a), Some(b)) => Arc::ptr_eq(a, b),
                 (None, None) => true,
@@ -206,6 +239,7 @@ impl App {
             let state = &data.state;
             let plan = data.plan.as_deref();
             self.cache.workloads = WorkloadRow::build_all(state, plan);
+            workloads::attach_preemptions(&mut self.cache.workloads, &data.events);
             self.cache.queues = QueueTree::build(state);
             self.cache.nodes = NodeTable::build(state);
             for (cq, used) in self.cache.queues.gpu_usage() {
@@ -228,7 +262,38 @@ impl App {
         let excess = self.audit_rows.len().saturating_sub(AUDIT_ROWS_KEPT);
         self.audit_rows.drain(..excess);
         self.cache.data.audit = Arc::new(self.audit_rows.clone());
+        self.cache.data.events = Arc::new(super::adapt::with_operator_events(
+            &self.cache.data.state,
+            &self.feed_events,
+            &self.audit_rows,
+        ));
         self.reindex(ViewId::Audit);
+        self.reindex(ViewId::Events);
+    }
+
+    /// Sets the filter (and the scope it makes with the namespace) and re-filters.
+    pub fn set_filter(&mut self, filter: Filter) {
+        self.filter = filter;
+        self.rescope();
+    }
+
+    /// Scopes every view to `namespace` (`None`: all namespaces) and re-filters.
+    pub fn set_namespace(&mut self, namespace: Option<String>) {
+        self.namespace = namespace.filter(|n| !n.is_empty());
+        self.rescope();
+    }
+
+    fn rescope(&mut self) {
+        self.scope = match &self.namespace {
+            None => self.filter.clone(),
+            Some(ns) => {
+                let text = format!("ns={ns} {}", self.filter.source);
+                Filter::parse(&text).unwrap_or_else(|_| self.filter.clone())
+            }
+        };
+        for view in ViewId::ALL {
+            self.reindex(view);
+        }
     }
 
     /// Recomputes one view's filtered + sorted index and clamps its selection.
@@ -237,6 +302,10 @@ impl App {
         let index = super::views::index_for(self, view, sort);
         let list = &mut self.lists[view.index()];
         list.selected = list.selected.min(index.len().saturating_sub(1));
+        if view == ViewId::Workloads {
+            self.cache.workload_widths =
+                workloads::ColumnWidths::measure(&self.cache.workloads, &index, self.now);
+        }
         self.cache.index[view.index()] = index;
         self.scroll_into_view(view);
     }

@@ -1,7 +1,7 @@
 //! The `:` command line: k9s-style resource jumps with Kueue's short names.
 //!
 //! `:wl`, `:cq`, `:lq`, `:cohort`, `:rf`, `:nodes`, `:plan`, `:drift`, `:audit`,
-//! `:health`, `:ctx`, `:help`, `:q`, plus long names. Arguments become a filter:
+//! `:health`, `:events` (`:ev`), `:ctx`, `:help`, `:q`, plus long names. Arguments become a filter:
 //! `:wl nlp-team` (a bare word on the workloads view means `ns=`), `:wl state=pending`.
 
 use super::msg::ViewId;
@@ -13,8 +13,19 @@ pub enum Command {
     View(ViewId, Option<String>),
     /// Show the current context.
     Context,
+    /// `:ns NAME` scopes every view to a namespace; `:ns all` (or `-`, `*`) removes
+    /// the scope; `:ns` alone shows it (`Show`).
+    Namespace(NsArg),
     Help,
     Quit,
+}
+
+/// The argument of `:ns`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NsArg {
+    Show,
+    All,
+    Name(String),
 }
 
 /// (name, view or special) — every name the command line accepts.
@@ -41,6 +52,11 @@ const NAMES: &[(&str, Option<ViewId>)] = &[
     ("drift", Some(ViewId::Drift)),
     ("audit", Some(ViewId::Audit)),
     ("health", Some(ViewId::Health)),
+    ("events", Some(ViewId::Events)),
+    ("ev", Some(ViewId::Events)),
+    ("event", Some(ViewId::Events)),
+    ("ns", None),
+    ("namespace", None),
     ("ctx", None),
     ("context", None),
     ("help", None),
@@ -63,6 +79,14 @@ pub fn parse(line: &str) -> Result<Command, String> {
             Ok(Command::View(view, filter))
         }
         ("ctx" | "context", None) => Ok(Command::Context),
+        ("ns" | "namespace", None) => Ok(Command::Namespace(match args {
+            "" => NsArg::Show,
+            "all" | "-" | "*" => NsArg::All,
+            name if name.contains(char::is_whitespace) => {
+                return Err(format!("`:ns` takes one namespace, got {name:?}"));
+            }
+            name => NsArg::Name(name.to_string()),
+        })),
         ("help", None) => Ok(Command::Help),
         _ => Ok(Command::Quit),
     }

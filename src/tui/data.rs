@@ -36,6 +36,8 @@ pub struct ConsoleData {
     pub audit: Arc<Vec<AuditRow>>,
     /// `doctor`-style findings (rows for the Health view).
     pub health: Arc<Vec<HealthRow>>,
+    /// What happened (rows for the Events view), newest first.
+    pub events: Arc<Vec<EventRow>>,
     /// Bumped by the publisher on every change; the console rebuilds its caches when
     /// it changes (an `Arc::ptr_eq` check on `state`/`plan` is used as well).
     pub generation: u64,
@@ -55,6 +57,24 @@ pub struct PlanView {
     pub computed_at: Option<Timestamp>,
     /// How long the engine took, in milliseconds.
     pub duration_ms: Option<u64>,
+    /// The head of each ClusterQueue still pending after the last cycle: why it waits.
+    pub pending: Vec<PendingHeadView>,
+}
+
+/// A ClusterQueue's first pending workload after the plan's last cycle.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PendingHeadView {
+    /// `namespace/name` of the Workload.
+    pub workload: String,
+    pub cluster_queue: String,
+    /// The engine's reason, in words.
+    pub reason: String,
+    /// The total shortfall: `8 nvidia.com/gpu in p4d-flavor` (per resource and flavor),
+    /// empty when quota is not what it waits for.
+    pub shortfall: String,
+    /// What could free the room: the victims it waits for, or lower-priority workloads
+    /// running in its ClusterQueue; empty when nothing could.
+    pub could_free: String,
 }
 
 /// The engine's verdict on one workload.
@@ -171,6 +191,61 @@ impl Severity {
     }
 }
 
+/// What kind of thing happened, as the Events view names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventKind {
+    #[default]
+    Admitted,
+    Preempted,
+    Evicted,
+    Requeued,
+    Finished,
+    Held,
+    Resumed,
+    PriorityChanged,
+    /// An operator's action through gangplank (from the audit ledger).
+    Operator,
+}
+
+impl EventKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            EventKind::Admitted => "Admitted",
+            EventKind::Preempted => "Preempted",
+            EventKind::Evicted => "Evicted",
+            EventKind::Requeued => "Requeued",
+            EventKind::Finished => "Finished",
+            EventKind::Held => "Held",
+            EventKind::Resumed => "Resumed",
+            EventKind::PriorityChanged => "Priority",
+            EventKind::Operator => "Operator",
+        }
+    }
+}
+
+/// One line of the Events view.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventRow {
+    /// Milliseconds since the epoch; 0 when unknown (shown as `—`).
+    pub time: Timestamp,
+    pub kind: EventKind,
+    /// `namespace/name` of the Workload it happened to (the victim of a preemption),
+    /// or the operator action's target.
+    pub object: String,
+    /// The same, as shown: `namespace/job-name` when the Workload is known.
+    pub object_name: String,
+    /// The preemptor (preemptions, shown by name) or the operator (actions).
+    pub by: Option<String>,
+    /// Kueue's reason (`InClusterQueue`, `Deactivated`, …) or the change.
+    pub reason: String,
+    /// GPUs freed (preemptions and evictions).
+    pub gpus: i64,
+    /// One sentence for the list: `nlp-team/boss preempted cv-team/yolo (InClusterQueue, 8 GPUs freed)`.
+    pub text: String,
+    /// Kueue's message or the operator action's outcome.
+    pub message: String,
+}
+
 /// One health finding.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HealthRow {
@@ -178,6 +253,8 @@ pub struct HealthRow {
     pub check: String,
     pub objects: Vec<String>,
     pub message: String,
+    /// How to fix it (a YAML snippet or a kubectl command), shown in the detail pane.
+    pub fix: String,
 }
 
 impl ConsoleData {

@@ -69,6 +69,7 @@ const DEFAULTS: &[(KeyAction, &str, &str, &[&str])] = &[
     (KeyAction::Goto(4), "view-drift", "Drift view", &["5"]),
     (KeyAction::Goto(5), "view-audit", "Audit view", &["6"]),
     (KeyAction::Goto(6), "view-health", "Health view", &["7"]),
+    (KeyAction::Goto(7), "view-events", "Events view", &["8"]),
     (
         KeyAction::Select,
         "select",

@@ -36,8 +36,9 @@ pub mod widgets;
 pub use app::{App, update};
 pub use config::{Config, ConfigError, default_config_toml};
 pub use data::{
-    AdmissionView, AuditRow, ConsoleData, CycleView, DriftRow, HealthRow, PlanView, PreemptionView,
-    ProposalView, ResourceSync, Severity, SyncState, SyncStatus, Verdict,
+    AdmissionView, AuditRow, ConsoleData, CycleView, DriftRow, EventKind, EventRow, HealthRow,
+    PendingHeadView, PlanView, PreemptionView, ProposalView, ResourceSync, Severity, SyncState,
+    SyncStatus, Verdict,
 };
 pub use msg::{
     ActionAccess, ActionKind, ActionRequest, ActionTarget, Effect, Msg, PriorityChoice, Prompt,

@@ -47,7 +47,7 @@ pub enum Effect {
     },
 }
 
-/// The console's views, in tab order (number keys 1–7).
+/// The console's views, in tab order (number keys 1–8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ViewId {
     Queues,
@@ -58,10 +58,14 @@ pub enum ViewId {
     Drift,
     Audit,
     Health,
+    Events,
 }
 
 impl ViewId {
-    pub const ALL: [ViewId; 7] = [
+    /// How many views there are.
+    pub const COUNT: usize = 8;
+
+    pub const ALL: [ViewId; ViewId::COUNT] = [
         ViewId::Queues,
         ViewId::Workloads,
         ViewId::Nodes,
@@ -69,6 +73,7 @@ impl ViewId {
         ViewId::Drift,
         ViewId::Audit,
         ViewId::Health,
+        ViewId::Events,
     ];
 
     /// The name used in config files, tabs and `:` commands.
@@ -81,6 +86,7 @@ impl ViewId {
             ViewId::Drift => "drift",
             ViewId::Audit => "audit",
             ViewId::Health => "health",
+            ViewId::Events => "events",
         }
     }
 

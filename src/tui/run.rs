@@ -43,6 +43,8 @@ pub struct RunOptions {
     pub action_events: Option<mpsc::UnboundedReceiver<ActionEvent>>,
     /// "Now" for ages and waits: the wall clock, or the simulator's in the demo.
     pub clock: Clock,
+    /// The namespace every view starts scoped to (`-n`); `:ns` changes it.
+    pub namespace: Option<String>,
 }
 
 impl RunOptions {
@@ -63,6 +65,7 @@ impl RunOptions {
             actions: None,
             action_events: None,
             clock: Clock::wall(),
+            namespace: None,
         })
     }
 }
@@ -79,6 +82,7 @@ pub async fn run_terminal(
         opts.readonly,
         opts.default_view,
     );
+    app.set_namespace(opts.namespace.clone());
     let size = guard
         .terminal
         .size()

@@ -134,10 +134,7 @@ fn edit_line(app: &mut App, key: KeyEvent, mut text: String, is_command: bool) -
 }
 
 fn set_filter(app: &mut App, filter: Filter) {
-    app.filter = filter;
-    for view in ViewId::ALL {
-        app.reindex(view);
-    }
+    app.set_filter(filter);
 }
 
 fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
@@ -150,6 +147,20 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
                 "context: {}",
                 if ctx.is_empty() { "—" } else { ctx }
             ));
+        }
+        Ok(Command::Namespace(arg)) => {
+            use super::command::NsArg;
+            match arg {
+                NsArg::Show => {}
+                NsArg::All => app.set_namespace(None),
+                NsArg::Name(ns) => app.set_namespace(Some(ns)),
+            }
+            app.message = Some(match &app.namespace {
+                Some(ns) => format!(
+                    "namespace: {ns} (every view shows {ns} only; `:ns all` shows every namespace)"
+                ),
+                None => "namespace: all (`:ns NAME` shows one)".to_string(),
+            });
         }
         Ok(Command::View(view, filter)) => {
             switch_view(app, view);
@@ -168,9 +179,30 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
 fn switch_view(app: &mut App, view: ViewId) {
     app.view = view;
     app.detail = false;
+    app.detail_scroll = 0;
+}
+
+/// Movement keys scroll an open detail pane instead of moving the selection.
+fn scroll_detail(app: &mut App, action: KeyAction) -> bool {
+    let page = app.size.1.saturating_sub(6).max(1);
+    let max = app.detail_max.get();
+    let cur = app.detail_scroll.min(max);
+    app.detail_scroll = match action {
+        KeyAction::Up => cur.saturating_sub(1),
+        KeyAction::Down => (cur + 1).min(max),
+        KeyAction::PageUp => cur.saturating_sub(page),
+        KeyAction::PageDown => cur.saturating_add(page).min(max),
+        KeyAction::Top => 0,
+        KeyAction::Bottom => max,
+        _ => return false,
+    };
+    true
 }
 
 fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
+    if app.detail && scroll_detail(app, action) {
+        return vec![Effect::Redraw];
+    }
     let page = app.page_rows() as isize;
     let sel = app.list().selected as isize;
     match action {
@@ -180,7 +212,7 @@ fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
         KeyAction::Filter => app.mode = Mode::Filter(app.filter.source.clone()),
         KeyAction::NextView => switch_view(app, app.view.next()),
         KeyAction::PrevView => switch_view(app, app.view.prev()),
-        KeyAction::Goto(i) => switch_view(app, ViewId::ALL[i.min(6)]),
+        KeyAction::Goto(i) => switch_view(app, ViewId::ALL[i.min(ViewId::COUNT - 1)]),
         KeyAction::Select => select(app),
         KeyAction::Back => back(app),
         KeyAction::Up => app.select(sel - 1),
@@ -218,8 +250,15 @@ fn sort(app: &mut App, action: KeyAction) {
 /// Enter: open the detail pane, or drill from a queue into its workloads.
 fn select(app: &mut App) {
     match app.view {
-        ViewId::Workloads | ViewId::Nodes => {
+        ViewId::Workloads
+        | ViewId::Nodes
+        | ViewId::Plan
+        | ViewId::Drift
+        | ViewId::Audit
+        | ViewId::Health
+        | ViewId::Events => {
             app.detail = !app.visible(app.view).is_empty();
+            app.detail_scroll = 0;
         }
         ViewId::Queues => {
             let filter = match app.selected_queue_line() {
@@ -238,7 +277,6 @@ fn select(app: &mut App) {
                 set_filter(app, f);
             }
         }
-        _ => {}
     }
 }
 

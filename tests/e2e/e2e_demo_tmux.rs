@@ -120,12 +120,13 @@ fn parse_age(token: &str) -> Option<u64> {
     (any && num.is_empty()).then_some(total)
 }
 
-/// AGE and WAIT (seconds; WAIT `—` is `None`) of the row naming `name`: the first
-/// age-shaped cell is AGE, the next cell WAIT.
+/// AGE and WAIT (seconds; WAIT `—` is `None`) of the row naming `name` in its own
+/// columns (not in a victim's "preempted by …" verdict): the first age-shaped cell is
+/// AGE, the next cell WAIT.
 fn age_and_wait(screen: &str, name: &str) -> (u64, Option<u64>) {
     let row = rows_with(screen, name)
         .into_iter()
-        .next()
+        .find(|l| l.split("preempted by").next().unwrap_or("").contains(name))
         .unwrap_or_else(|| panic!("no row for {name}:\n{screen}"));
     let cells: Vec<&str> = row.split_whitespace().collect();
     let at = cells

@@ -296,3 +296,68 @@ async fn config_cluster_shows_kueues_effective_configuration() {
     // The simulator serves no ConfigMaps; reading one is covered with -f and
     // --kueue-config in tests/engine/engine_kueue_fair.rs.
 }
+
+/// Issue #12 (Events view): a hold and a priority change seen on the watch become
+/// timeline lines in the history file, and a reopened log (a restarted console) has them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeline_records_holds_and_priority_changes_and_survives_a_restart() {
+    let env = env().await;
+    let path = env.dir.path().join("state/history.jsonl");
+    let h = env
+        .source(SourceOptions {
+            history_file: Some(path.clone()),
+            ..SourceOptions::default()
+        })
+        .await;
+    h.wait_synced(DEADLINE)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    env.store
+        .modify(
+            &kueue("workloads"),
+            Some("team"),
+            "running",
+            gangplank::sim::UpdateScope::All,
+            gangplank::sim::WriteOptions::default(),
+            |obj: &mut Value| {
+                obj["spec"]["active"] = json!(false);
+                obj["spec"]["priority"] = json!(4242);
+                Ok(())
+            },
+        )
+        .expect("modify");
+    let kinds = |s: &gangplank::source::Snapshot| -> Vec<String> {
+        s.events
+            .iter()
+            .filter(|e| e.workload == "team/running")
+            .map(|e| e.event.clone())
+            .collect()
+    };
+    wait(&h, "the hold and the priority change", |s| {
+        let k = kinds(s);
+        k.contains(&"Held".to_string()) && k.contains(&"PriorityChanged".to_string())
+    })
+    .await;
+    let reopened = gangplank::source::HistoryLog::open(Some(path.clone()));
+    let events = reopened.recent_events();
+    let prio = events
+        .iter()
+        .find(|e| e.event == "PriorityChanged" && e.workload == "team/running")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert!(prio.reason.ends_with("(4242)"), "{prio:?}");
+    assert!(events.iter().any(|e| e.event == "Held"), "{events:?}");
+    // `gangplank history` (evictions only) is not confused by the timeline lines.
+    let out = bin()
+        .args(["history", "--since", "1h", "-o", "json", "--history-file"])
+        .arg(&path)
+        .output()
+        .await
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["evictions"].as_array().map(Vec::len), Some(0), "{v}");
+}

@@ -5,6 +5,7 @@ mod tui_fixture;
 
 mod sim_views;
 mod tui_config;
+mod tui_console;
 mod tui_docs;
 mod tui_fair_share;
 mod tui_input;

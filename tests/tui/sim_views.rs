@@ -47,6 +47,32 @@ fn seed_at(minute: i64) -> (ConsoleData, i64) {
     let mut snap = Snapshot::empty(None);
     snap.generation = 1;
     snap.taken_at = taken_at;
+    // What the live store records as it watches (src/source/store): the evictions with
+    // the preemptor resolved from the UID in Kueue's message, and the timeline.
+    for wl in state.workloads.values() {
+        let by_uid = |uid: &str| {
+            state
+                .workloads
+                .values()
+                .find(|w| w.uid == uid)
+                .map(|w| &**w)
+        };
+        let cq = |w: &gangplank::model::Workload| {
+            w.admission
+                .as_ref()
+                .map(|a| a.cluster_queue.clone())
+                .or_else(|| {
+                    let lq = state
+                        .local_queues
+                        .get(&(w.namespace.clone(), w.queue_name.clone()?))?;
+                    Some(lq.cluster_queue.clone())
+                })
+        };
+        snap.evictions
+            .extend(gangplank::source::history::eviction_of(wl, by_uid, cq));
+        snap.events
+            .extend(gangplank::source::history::timeline_of(wl, None, now));
+    }
     snap.state = Arc::new(state);
     snap.sync = ResourceKind::ALL
         .iter()
@@ -101,9 +127,15 @@ fn the_simulated_story_reads_as_the_seed_tells_it() {
     let (data, now) = seed_at(12);
     let app = app_on(&data, now, ViewId::Workloads, 160, 48);
     let shot = screen(&app, 160, 48);
+    // The row's own columns, before a "preempted by …" verdict naming another job.
     let row = |needle: &str| {
         shot.lines()
-            .find(|l| l.contains(needle))
+            .find(|l| {
+                l.split("preempted by")
+                    .next()
+                    .unwrap_or("")
+                    .contains(needle)
+            })
             .unwrap_or_else(|| panic!("no row for {needle}:\n{shot}"))
             .to_string()
     };
@@ -130,4 +162,66 @@ fn every_theme_renders_the_simulated_queues_view() {
         update(&mut app, Msg::Data(data.clone()));
         insta::assert_snapshot!(format!("sim_queues_theme_{theme}"), screen(&app, 80, 24));
     }
+}
+
+/// Issue #12: "who preempted me?" — the Events view names the preemptor (resolved from
+/// the UID in Kueue's Preempted condition message) and the victim by job name, with
+/// the reason and the GPUs freed; the victims' rows and details say it too.
+#[test]
+fn events_name_the_preemptor_of_each_victim() {
+    let (data, now) = seed_at(12);
+    let mut app = app_on(&data, now, ViewId::Workloads, 80, 24);
+    update(
+        &mut app,
+        Msg::Key(crossterm::event::KeyEvent::from(
+            crossterm::event::KeyCode::Char('8'),
+        )),
+    );
+    assert_eq!(app.view, ViewId::Events);
+    let shot = screen(&app, 80, 24);
+    for victim in ["yolo-train", "gpt-eval"] {
+        let line = shot
+            .lines()
+            .find(|l| l.contains("Preempted") && l.contains("preempted") && l.contains(victim))
+            .unwrap_or_else(|| panic!("no preemption of {victim}:\n{shot}"));
+        assert!(line.contains("nlp-team/boss-ur"), "{line}");
+    }
+    assert!(shot.contains("Admitted"), "{shot}");
+    // Newest first: the preemptions (minute 10) above the first admissions (minute 0).
+    let first = |needle: &str| shot.lines().position(|l| l.contains(needle)).unwrap();
+    assert!(
+        first("Preempted") < first("bert-pretrain admitted"),
+        "{shot}"
+    );
+    // The Events detail has the reason and the GPUs freed.
+    let wide = app_on(&data, now, ViewId::Events, 160, 48);
+    let s = screen(&wide, 160, 48);
+    assert!(s.contains("8 GPUs freed"), "{s}");
+    // The victim's row says who, and its detail the count.
+    let wl = screen(&app_on(&data, now, ViewId::Workloads, 160, 48), 160, 48);
+    let row = wl
+        .lines()
+        .find(|l| l.contains("yolo-train"))
+        .unwrap_or_else(|| panic!("{wl}"));
+    assert!(row.contains("preempted by nlp-team/boss-urgent"), "{row}");
+}
+
+/// Issue #12 item 7: the Plan view says why. At minute 12 nothing more is planned:
+/// no empty `cycle N` headers, and the ClusterQueue's pending head with its reason,
+/// its total shortfall and what could free room.
+#[test]
+fn the_plan_view_says_why_the_head_waits() {
+    let (data, now) = seed_at(12);
+    let s = screen(&app_on(&data, now, ViewId::Plan, 160, 48), 160, 48);
+    assert!(!s.contains("cycle 1"), "no empty cycle headers:\n{s}");
+    let wait = s
+        .lines()
+        .find(|l| l.contains("wait") && l.contains("gpt-eval"))
+        .unwrap_or_else(|| panic!("the head and its reason:\n{s}"));
+    assert!(wait.contains("needs 8 nvidia.com/gpu"), "{wait}");
+    assert!(s.contains("short 8 nvidia.com/gpu in p4d-flavor"), "{s}");
+    assert!(
+        s.contains("could free it: nothing of lower priority"),
+        "{s}"
+    );
 }

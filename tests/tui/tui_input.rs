@@ -339,7 +339,7 @@ fn status_bar_spells_out_sync_state() {
     update(&mut a, Msg::Data(data));
     let s = tui_fixture::screen(&a, 160, 48);
     assert!(
-        s.contains("ctx seed (simulator) │ pods syncing 120/500, nodes resyncing 12s"),
+        s.contains("ctx seed (simulator) │ ns all │ pods syncing 120/500, nodes resyncing 12s"),
         "{s}"
     );
     // The plan was computed after the last event: it is current, and shows no ticking age.

@@ -296,6 +296,7 @@ pub fn plan() -> PlanView {
         ],
         computed_at: Some(NOW - 2_000),
         duration_ms: Some(3),
+        pending: vec![],
     }
 }
 
@@ -323,13 +324,16 @@ pub fn data() -> ConsoleData {
             action: "hold".into(),
             target: "cv-team/resnet-sweep".into(),
             outcome: "refused: read-only".into(),
+            details: vec!["message: the console is read-only".into()],
         }]),
         health: Arc::new(vec![HealthRow {
             severity: Severity::Warning,
             check: "preemption-policy".into(),
             objects: vec!["cq/hyperpod-global-queue".into()],
             message: "reclaimWithinCohort is set but the queue has no cohort".into(),
+            fix: "spec:\n  cohort: research  # or drop reclaimWithinCohort".into(),
         }]),
+        events: Arc::new(vec![]),
         generation: 1,
     }
 }

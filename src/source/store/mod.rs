@@ -146,11 +146,18 @@ impl Store {
     pub fn apply(&mut self, ev: SourceEvent, now: Timestamp) {
         let started = Instant::now();
         self.stats.events += 1;
+        // The version a workload update replaces: priority and spec.active changes are
+        // timeline events (holds, resumes, reprioritizations).
+        let previous = match &ev.msg {
+            WatchMsg::Apply(p) if ev.kind == ResourceKind::Workload => self.previous_of(&p.key),
+            _ => None,
+        };
         let kind = ev.kind;
         let Some(ks) = self.kinds.get_mut(&kind) else {
             return;
         };
         let mut evictions = Vec::new();
+        let mut timeline = Vec::new();
         let mut reindex = None;
         match ev.msg {
             WatchMsg::ListStarted => {
@@ -187,7 +194,20 @@ impl Store {
                 if !ks.skipped.is_empty() {
                     ks.skipped.remove(&label(kind, &p.key));
                 }
-                if let Some(Item::Workload { workload, .. }) = &p.item {
+                if let Some(Item::Workload {
+                    workload,
+                    priority_missing,
+                }) = &p.item
+                {
+                    // A priority still to be resolved from its class is no change.
+                    let prev = previous
+                        .as_ref()
+                        .filter(|(_, missing)| !missing && !priority_missing);
+                    timeline.extend(history::timeline_of(
+                        workload,
+                        prev.map(|(w, _)| w),
+                        now.as_millisecond(),
+                    ));
                     if !workload.uid.is_empty() && !self.workload_uids.contains_key(&workload.uid) {
                         self.workload_uids
                             .insert(workload.uid.clone(), p.key.clone());
@@ -231,6 +251,9 @@ impl Store {
         for wl in evictions {
             self.record_eviction(&wl);
         }
+        for rec in timeline {
+            self.history.record_event(rec);
+        }
         self.stats.apply_us += started.elapsed().as_micros() as u64;
     }
 
@@ -247,6 +270,25 @@ impl Store {
             Known::Is(item) => pick(item),
             Known::Gone => None,
             Known::Unknown => in_state(&self.base),
+        }
+    }
+
+    /// What the timeline compares of the current version of a Workload: priority,
+    /// class and `spec.active` (a light copy), and whether its priority is unresolved.
+    fn previous_of(&self, key: &ObjKey) -> Option<(Workload, bool)> {
+        let light = |w: &Workload| Workload {
+            priority: w.priority,
+            priority_class: w.priority_class.clone(),
+            active: w.active,
+            ..Workload::default()
+        };
+        match self.pending.get(ResourceKind::Workload, key) {
+            Known::Is(Item::Workload {
+                workload,
+                priority_missing,
+            }) => Some((light(workload), *priority_missing)),
+            Known::Is(_) | Known::Gone => None,
+            Known::Unknown => self.base.workloads.get(key).map(|w| (light(w), false)),
         }
     }
 
@@ -375,6 +417,7 @@ impl Store {
             namespace: self.namespace.clone(),
             stats: self.stats.clone(),
             evictions: self.history.recent(),
+            events: self.history.recent_events(),
         }
     }
 

@@ -67,6 +67,8 @@ impl WlState {
 pub struct WorkloadRow {
     pub namespace: String,
     pub name: String,
+    /// The job's own name (see [`job_name`]), what an operator submitted.
+    pub job: String,
     pub queue: String,
     pub cluster_queue: String,
     pub priority_class: String,
@@ -80,6 +82,11 @@ pub struct WorkloadRow {
     pub waiting_since: Timestamp,
     pub position: Option<u32>,
     pub verdict: Option<String>,
+    /// The verdict as the list shows it: resource names shortened so the shortfall
+    /// fits (`needs 8 GPU in p4d-flavor …`); the details show [`Self::verdict`].
+    pub verdict_short: Option<String>,
+    /// The last preemption of this workload seen (Events view data), and how many.
+    pub preempted: Option<Preemption>,
     /// Lower-case searchable text.
     haystack: String,
 }
@@ -163,6 +170,7 @@ impl WorkloadRow {
         WorkloadRow {
             namespace: wl.namespace.clone(),
             name: wl.name.clone(),
+            job: job_name(wl),
             queue: queue.to_string(),
             cluster_queue: cluster_queue.to_string(),
             priority_class: priority_class.to_string(),
@@ -173,8 +181,24 @@ impl WorkloadRow {
             admitted_at: reserved.and_then(|c| c.last_transition_time),
             waiting_since,
             position: verdict.and_then(|v| v.position),
+            verdict_short: verdict_text.as_deref().map(compact_verdict),
+            preempted: None,
             verdict: verdict_text,
             haystack,
+        }
+    }
+
+    /// The list's VERDICT cell: a preempted workload says by whom first
+    /// (`preempted by NS/NAME (reason, when) · needs 8 GPU in …`).
+    pub fn verdict_cell(&self, now: Timestamp) -> Option<String> {
+        match (&self.preempted, self.state) {
+            (Some(p), WlState::Preempted | WlState::Evicted | WlState::Pending) => {
+                Some(match &self.verdict_short {
+                    Some(v) => format!("{} · {v}", p.describe(now)),
+                    None => p.describe(now),
+                })
+            }
+            _ => self.verdict_short.clone(),
         }
     }
 
@@ -201,6 +225,203 @@ impl WorkloadRow {
             })
         })
     }
+}
+
+/// Who preempted a workload last, and how often it has been preempted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preemption {
+    /// `namespace/job-name` of the preemptor, or what is known of it.
+    pub by: String,
+    pub reason: String,
+    pub time: Timestamp,
+    pub count: u32,
+}
+
+impl Preemption {
+    /// `preempted by NS/NAME (reason, 4m ago)`, plus `×N` when it happened more than once.
+    pub fn describe(&self, now: Timestamp) -> String {
+        let when = if self.time > 0 {
+            format!("{} ago", crate::tui::widgets::format_age(now - self.time))
+        } else {
+            "—".to_string()
+        };
+        let times = if self.count > 1 {
+            format!(" ×{}", self.count)
+        } else {
+            String::new()
+        };
+        format!("preempted by {} ({}, {when}){times}", self.by, self.reason)
+    }
+}
+
+/// Attaches the preemptions in `events` (newest first) to the rows of their victims.
+pub fn attach_preemptions(rows: &mut [WorkloadRow], events: &[crate::tui::data::EventRow]) {
+    use crate::tui::data::EventKind;
+    let mut by_victim: HashMap<&str, Preemption> = HashMap::new();
+    for e in events.iter().filter(|e| e.kind == EventKind::Preempted) {
+        by_victim
+            .entry(e.object.as_str())
+            .and_modify(|p| p.count += 1)
+            .or_insert_with(|| Preemption {
+                by: e.by.clone().unwrap_or_else(|| "an unknown workload".into()),
+                reason: e.reason.clone(),
+                time: e.time,
+                count: 1,
+            });
+    }
+    if by_victim.is_empty() {
+        return;
+    }
+    for r in rows {
+        let key = format!("{}/{}", r.namespace, r.name);
+        // The filter keeps matching the row's own names only: `/boss` shows the boss
+        // job, not its victims (the Events view answers who preempted whom).
+        if let Some(p) = by_victim.remove(key.as_str()) {
+            r.preempted = Some(p);
+        }
+    }
+}
+
+/// The widest cell of each text column over a set of rows (terminal cells).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ColumnWidths {
+    pub namespace: usize,
+    pub job: usize,
+    pub queue: usize,
+    /// "class (value)".
+    pub priority: usize,
+    /// The value alone.
+    pub priority_value: usize,
+    pub state: usize,
+    pub verdict: usize,
+}
+
+impl ColumnWidths {
+    /// Measures the rows at `index`.
+    pub fn measure(rows: &[WorkloadRow], index: &[u32], now: Timestamp) -> ColumnWidths {
+        use crate::tui::widgets::width;
+        let mut w = ColumnWidths::default();
+        for &i in index {
+            let r = &rows[i as usize];
+            w.namespace = w.namespace.max(width(&r.namespace));
+            w.job = w.job.max(width(&r.job));
+            w.queue = w.queue.max(width(&r.queue));
+            let value = decimal_width(r.priority);
+            w.priority_value = w.priority_value.max(value);
+            let class = width(&r.priority_class);
+            w.priority = w
+                .priority
+                .max(if class == 0 { value } else { class + value + 3 });
+            w.state = w.state.max(r.state.label().len());
+            w.verdict = w
+                .verdict
+                .max(r.verdict_cell(now).as_deref().map_or(1, width));
+        }
+        w
+    }
+}
+
+fn decimal_width(v: i32) -> usize {
+    let mut n = if v < 0 { 2 } else { 1 };
+    let mut v = v.unsigned_abs();
+    while v >= 10 {
+        v /= 10;
+        n += 1;
+    }
+    n
+}
+
+/// Shortens a verdict for a list cell: accelerator resource names become "GPU",
+/// "in flavor X" becomes "in X", the pod-set detail in parentheses is dropped, and
+/// "blocked: " goes (STATE says it waits; the shortfall is the news).
+pub fn compact_verdict(v: &str) -> String {
+    let mut out = v
+        .strip_prefix("blocked: ")
+        .unwrap_or(v)
+        .replace(" nvidia.com/gpu", " GPU")
+        .replace(" amd.com/gpu", " GPU")
+        .replace(" in flavor ", " in ");
+    if let Some(open) = out.find(" (pod set ")
+        && let Some(close) = out[open..].find(')')
+    {
+        out.replace_range(open..open + close + 1, "");
+    }
+    out
+}
+
+/// Kueue's label naming the job a Workload belongs to (set on some integrations).
+pub const JOB_NAME_LABEL: &str = "kueue.x-k8s.io/job-name";
+/// Kueue's label on a job that runs a prebuilt Workload.
+pub const PREBUILT_WORKLOAD_LABEL: &str = "kueue.x-k8s.io/prebuilt-workload-name";
+
+/// Lower-cased job kinds Kueue integrates, longest first so `pytorchjob-` wins over `job-`.
+const JOB_KINDS: [&str; 12] = [
+    "trainjob",
+    "pytorchjob",
+    "paddlejob",
+    "xgboostjob",
+    "jaxjob",
+    "mpijob",
+    "tfjob",
+    "raycluster",
+    "rayjob",
+    "jobset",
+    "appwrapper",
+    "job",
+];
+
+/// The name of the job a Workload stands for. Kueue names a job's Workload
+/// `<kind>-<job name>-<5-char hash>` (pkg/controller/jobframework/workload_names.go,
+/// `GetWorkloadNameForOwnerWithGVK`), which makes rows of one kind all start alike.
+/// In order: the controller owner reference's name, the `kueue.x-k8s.io/job-name`
+/// label, the name with a `<kind>-` prefix and `-<hash>` suffix removed, the name.
+pub fn job_name(wl: &Workload) -> String {
+    if let Some(o) = &wl.owner
+        && !o.name.is_empty()
+    {
+        return o.name.clone();
+    }
+    if let Some(n) = wl.labels.get(JOB_NAME_LABEL).filter(|n| !n.is_empty()) {
+        return n.clone();
+    }
+    // A prebuilt Workload is named by its job's label: the name is what the user chose.
+    if wl.labels.contains_key(PREBUILT_WORKLOAD_LABEL) {
+        return wl.name.clone();
+    }
+    let kinds: Vec<String> = match &wl.source {
+        crate::model::WorkloadSource::Job { kind } => vec![kind.to_lowercase()],
+        crate::model::WorkloadSource::Workload => JOB_KINDS.iter().map(|k| k.to_string()).collect(),
+    };
+    for kind in kinds {
+        if let Some(rest) = wl
+            .name
+            .strip_prefix(kind.as_str())
+            .and_then(|r| r.strip_prefix('-'))
+            && let Some((job, hash)) = rest.rsplit_once('-')
+            && hash.len() == 5
+            && hash.chars().all(|c| c.is_ascii_hexdigit())
+            && !job.is_empty()
+        {
+            return job.to_string();
+        }
+    }
+    wl.name.clone()
+}
+
+/// `namespace/job-name` for a Workload key (`namespace/name`): the job's name when
+/// the Workload is in `state`, else what its generated name says.
+pub fn display_name(state: &ClusterState, key: &str) -> String {
+    let Some((ns, name)) = key.split_once('/') else {
+        return key.to_string();
+    };
+    let job = match state.workloads.get(&(ns.to_string(), name.to_string())) {
+        Some(wl) => job_name(wl),
+        None => job_name(&Workload {
+            name: name.to_string(),
+            ..Workload::default()
+        }),
+    };
+    format!("{ns}/{job}")
 }
 
 /// The sortable columns of the Workloads view, in `s` order.
@@ -231,4 +452,31 @@ pub fn compare(a: &WorkloadRow, b: &WorkloadRow, column: usize, now: Timestamp) 
     primary
         .then_with(|| a.namespace.cmp(&b.namespace))
         .then_with(|| a.name.cmp(&b.name))
+}
+
+#[cfg(test)]
+mod job_name_tests {
+    use super::*;
+
+    #[test]
+    fn job_name_comes_from_the_owner_then_the_label_then_the_generated_name() {
+        let mut wl = Workload {
+            name: "pytorchjob-resnet-sweep-1d9fd".into(),
+            ..Workload::default()
+        };
+        assert_eq!(job_name(&wl), "resnet-sweep");
+        wl.labels.insert(JOB_NAME_LABEL.into(), "from-label".into());
+        assert_eq!(job_name(&wl), "from-label");
+        wl.owner = Some(crate::model::OwnerReference {
+            name: "from-owner".into(),
+            ..Default::default()
+        });
+        assert_eq!(job_name(&wl), "from-owner");
+        // Not a generated name: kept whole.
+        let plain = Workload {
+            name: "my-workload".into(),
+            ..Workload::default()
+        };
+        assert_eq!(job_name(&plain), "my-workload");
+    }
 }

@@ -1,5 +1,7 @@
-//! The confirmation panel: an action's details (a reprioritize's consequence) while
-//! its prompt waits for `y`. Prompts without details use the message line only.
+//! The confirmation panel: the action's summary and details (an approval's victims,
+//! preemptor, quota freed, what stays blocked; a reprioritize's consequence), wrapped
+//! at any width, with the answer keys on its border. Too tall for the screen: it
+//! fills the body and scrolls, it never hides lines.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,42 +12,49 @@ use crate::tui::app::App;
 use crate::tui::msg::Prompt;
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App, prompt: &Prompt) {
-    if prompt.details.is_empty() {
-        return;
-    }
     let t = &app.theme;
-    let mut lines = vec![
-        Line::from(Span::styled(prompt.summary.clone(), t.text)),
-        Line::from(""),
-    ];
-    lines.extend(
-        prompt
-            .details
-            .iter()
-            .map(|d| Line::from(Span::styled(d.clone(), t.text))),
-    );
+    let mut lines = vec![Line::from(Span::styled(prompt.summary.clone(), t.header))];
+    if !prompt.details.is_empty() {
+        lines.push(Line::from(""));
+        lines.extend(
+            prompt
+                .details
+                .iter()
+                .map(|d| Line::from(Span::styled(d.clone(), t.text))),
+        );
+    }
     let width = area.width.min(110);
-    // Room for wrapped lines: a rough count is enough, the paragraph clips the rest.
-    let inner = usize::from(width.saturating_sub(4)).max(1);
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let height = (rows as u16 + 2).min(area.height);
+    let para = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .style(t.text);
+    // Borders take two columns, the padding two more.
+    let total = para.line_count(width.saturating_sub(4)) as u16;
+    let height = (total + 2).min(area.height);
+    let inner_h = height.saturating_sub(2);
+    let max = total.saturating_sub(inner_h);
+    app.confirm_max.set(max);
+    let offset = app.confirm_scroll.min(max);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y,
         width,
         height,
     };
+    let keys = if max == 0 {
+        " y confirm · n / Esc cancel ".to_string()
+    } else {
+        format!(
+            " y confirm · n / Esc cancel · ↑↓ PgUp PgDn scroll ({}–{}/{total}) ",
+            offset + 1,
+            (offset + inner_h).min(total)
+        )
+    };
     // The padding indents wrapped continuation lines too.
     let block = Block::bordered()
         .padding(Padding::horizontal(1))
         .border_style(t.border)
-        .title(Line::from(" Confirm · y confirms · any other key cancels ").style(t.title));
+        .title(Line::from(" Confirm ").style(t.title))
+        .title_bottom(Line::from(keys).style(t.title).right_aligned());
     frame.render_widget(Clear, popup);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .style(t.text)
-            .block(block),
-        popup,
-    );
+    frame.render_widget(para.scroll((offset, 0)).block(block), popup);
 }

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod confirm;
 pub mod drift;
+pub mod events;
 pub mod health;
 pub mod help;
 pub mod nodes;
@@ -12,6 +13,7 @@ pub mod offline;
 pub mod plan;
 pub mod priority;
 pub mod queues;
+pub mod row_detail;
 pub mod workload_detail;
 pub mod workloads;
 
@@ -22,6 +24,7 @@ use ratatui::widgets::Paragraph;
 
 use super::app::{App, Mode, SortState};
 use super::data::ConsoleData;
+use super::filter::FilterKey;
 use super::msg::ViewId;
 use super::widgets::status_bar;
 
@@ -61,6 +64,10 @@ pub fn view(app: &App, data: &ConsoleData, frame: &mut Frame) {
         ViewId::Drift => drift::render(frame, body, app, data),
         ViewId::Audit => audit::render(frame, body, app, data),
         ViewId::Health => health::render(frame, body, app, data),
+        ViewId::Events => events::render(frame, body, app, data),
+    }
+    if app.detail {
+        row_detail::render(frame, body, app, data);
     }
     offline::render(frame, body, app, data);
     status_bar::render_status(frame, status, app, data);
@@ -76,16 +83,29 @@ pub fn view(app: &App, data: &ConsoleData, frame: &mut Frame) {
 fn render_tabs(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let mut spans = Vec::new();
+    let filter = if app.filter.is_empty() {
+        String::new()
+    } else {
+        format!("  filter: {}", app.filter.source)
+    };
+    let full: usize = ViewId::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!(" {} {} ", i + 1, v.name()).len())
+        .sum();
+    // Too narrow for every name and the filter: only the current view keeps its name.
+    let compact = full + super::widgets::width(&filter) > usize::from(area.width);
     for (i, v) in ViewId::ALL.iter().enumerate() {
-        let label = format!(" {} {} ", i + 1, title_case(v.name()));
+        let label = if compact && *v != app.view {
+            format!(" {} ", i + 1)
+        } else {
+            format!(" {} {} ", i + 1, title_case(v.name()))
+        };
         let style = if *v == app.view { t.tab_active } else { t.tab };
         spans.push(Span::styled(label, style));
     }
-    if !app.filter.is_empty() {
-        spans.push(Span::styled(
-            format!("  filter: {}", app.filter.source),
-            t.message,
-        ));
+    if !filter.is_empty() {
+        spans.push(Span::styled(filter, t.message));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -118,11 +138,27 @@ pub fn sort_columns(view: ViewId) -> &'static [&'static str] {
     }
 }
 
+/// The namespace of a `namespace/name` key (`None` for a cluster-scoped name).
+fn key_namespace(key: &str) -> Option<&str> {
+    match key.split('/').collect::<Vec<_>>()[..] {
+        [ns, _] => Some(ns),
+        _ => None,
+    }
+}
+
 /// A view's visible row indices in display order: filtered, then sorted.
 pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
-    let f = &app.filter;
+    let f = &app.scope;
     let data = &app.cache.data;
     let by_text = |text: String| f.matches(&text.to_lowercase(), |_| None);
+    // Rows about namespaced objects answer `ns=` (and so the `-n` / `:ns` scope);
+    // rows about cluster-scoped ones ignore it.
+    let in_ns = |text: String, namespaces: Vec<&str>| {
+        f.matches(&text.to_lowercase(), |k| match k {
+            FilterKey::Namespace if !namespaces.is_empty() => Some(namespaces.clone()),
+            _ => None,
+        })
+    };
     let keep = |n: usize, pred: &dyn Fn(usize) -> bool| -> Vec<u32> {
         (0..n).filter(|&i| pred(i)).map(|i| i as u32).collect()
     };
@@ -134,7 +170,10 @@ pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
             let props = data.plan.as_deref().map_or(&[][..], |p| &p.proposals[..]);
             keep(props.len(), &|i| {
                 let p = &props[i];
-                by_text(format!("{} {} {} {}", p.id, p.action, p.target, p.summary))
+                in_ns(
+                    format!("{} {} {} {}", p.id, p.action, p.target, p.summary),
+                    key_namespace(&p.target).into_iter().collect(),
+                )
             })
         }
         ViewId::Drift => keep(data.drift.len(), &|i| {
@@ -146,20 +185,28 @@ pub(crate) fn index_for(app: &App, view: ViewId, sort: SortState) -> Vec<u32> {
         }),
         ViewId::Audit => keep(data.audit.len(), &|i| {
             let a = &data.audit[i];
-            by_text(format!(
-                "{} {} {} {}",
-                a.actor, a.action, a.target, a.outcome
-            ))
+            in_ns(
+                format!("{} {} {} {}", a.actor, a.action, a.target, a.outcome),
+                key_namespace(&a.target).into_iter().collect(),
+            )
         }),
+        ViewId::Events => keep(data.events.len(), &|i| events::matches(&data.events[i], f)),
         ViewId::Health => keep(data.health.len(), &|i| {
             let h = &data.health[i];
             let objects = h.objects.join(" ");
-            by_text(format!(
-                "{} {} {objects} {}",
-                h.severity.label(),
-                h.check,
-                h.message
-            ))
+            // `Kind/namespace/name` objects are namespaced; `Kind/name` ones are not.
+            let namespaces = h
+                .objects
+                .iter()
+                .filter_map(|o| {
+                    let parts: Vec<&str> = o.split('/').collect();
+                    (parts.len() == 3).then(|| parts[1])
+                })
+                .collect();
+            in_ns(
+                format!("{} {} {objects} {}", h.severity.label(), h.check, h.message),
+                namespaces,
+            )
         }),
     }
 }

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Cell, Paragraph, Row};
+use ratatui::widgets::{Cell, Paragraph, Row};
 
 use super::title;
 use crate::tui::app::{App, SortState};
@@ -29,7 +29,7 @@ pub fn index(app: &App, sort: SortState) -> Vec<u32> {
                 r.taints,
                 r.workloads.join(" ")
             );
-            app.filter.matches(&text.to_lowercase(), |_| None)
+            app.scope.matches(&text.to_lowercase(), |_| None)
         })
         .collect();
     index.sort_by(|&a, &b| {
@@ -138,10 +138,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
             lines.push(Line::from(Span::styled("  none", t.muted)));
         }
         lines.extend(r.workloads.iter().map(|w| Line::from(format!("  {w}"))));
-        let block = Block::bordered()
-            .border_style(t.border)
-            .title(Line::from(format!(" {} · Esc back ", r.name)).style(t.title));
-        frame.render_widget(Paragraph::new(lines).block(block), d);
+        let title = format!(" {} · Esc back ", r.name);
+        crate::tui::widgets::detail::render(frame, d, app, title, lines);
     }
 }
 

@@ -56,7 +56,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
 fn render_cycles(frame: &mut Frame, area: Rect, app: &App, plan: &PlanView) {
     let t = &app.theme;
     let mut lines = Vec::new();
-    for c in &plan.cycles {
+    // Only cycles where something happens get a header.
+    for c in plan
+        .cycles
+        .iter()
+        .filter(|c| !c.admitted.is_empty() || !c.preempted.is_empty())
+    {
         lines.push(Line::from(Span::styled(
             format!("cycle {}", c.index),
             t.header,
@@ -88,6 +93,30 @@ fn render_cycles(frame: &mut Frame, area: Rect, app: &App, plan: &PlanView) {
             "no admissions or preemptions planned",
             t.muted,
         )));
+    }
+    if !plan.pending.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "still pending (head of each ClusterQueue)",
+            t.header,
+        )));
+    }
+    for h in &plan.pending {
+        lines.push(Line::from(vec![
+            Span::styled("  wait    ", t.warning),
+            Span::raw(format!(
+                "{} ({}): {}",
+                h.workload, h.cluster_queue, h.reason
+            )),
+        ]));
+        if !h.shortfall.is_empty() {
+            lines.push(Line::from(format!("          short {}", h.shortfall)));
+        }
+        if !h.could_free.is_empty() {
+            lines.push(Line::from(format!(
+                "          could free it: {}",
+                h.could_free
+            )));
+        }
     }
     let block = Block::bordered()
         .border_style(t.border)

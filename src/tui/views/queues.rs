@@ -18,7 +18,7 @@ use crate::tui::widgets::{gauge, sparkline};
 /// Tree lines that match the filter (text on names; `cq=` / `ns=` / `queue=` terms).
 pub fn index(app: &App) -> Vec<u32> {
     let tree = &app.cache.queues;
-    let f = &app.filter;
+    let f = &app.scope;
     (0..tree.lines.len() as u32)
         .filter(|&i| match &tree.lines[i as usize] {
             QueueLine::Cohort { name, .. } => f.matches(&name.to_lowercase(), |_| None),

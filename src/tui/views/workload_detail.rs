@@ -5,7 +5,7 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph};
 
 use super::workloads::state_style;
 use crate::model::{ConditionStatus, Workload};
@@ -29,10 +29,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData, row:
         return;
     };
     let lines = lines(app, data, row, wl);
-    let text = Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .block(block);
-    frame.render_widget(text, area);
+    let title = format!(" {}/{} · Esc back ", row.namespace, row.name);
+    crate::tui::widgets::detail::render(frame, area, app, title, lines);
 }
 
 fn section(app: &App, name: &str) -> Line<'static> {
@@ -70,6 +68,25 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
         format_age(app.now - row.created),
         row.wait_ms(app.now)
             .map_or(String::new(), |w| format!("  waited {}", format_age(w)))
+    )));
+
+    match &row.preempted {
+        Some(p) => out.push(Line::from(vec![
+            Span::styled(p.describe(app.now), t.wl_preempted),
+            Span::raw(format!(
+                "  · preempted {} time{}",
+                p.count,
+                if p.count == 1 { "" } else { "s" }
+            )),
+        ])),
+        None => out.push(Line::from(Span::styled(
+            "never preempted (as far as seen)",
+            t.muted,
+        ))),
+    }
+    out.push(Line::from(format!(
+        "workload {}/{}  job {}",
+        row.namespace, row.name, row.job
     )));
 
     let verdict = data

@@ -13,17 +13,17 @@ use crate::tui::app::{App, SortState, sort_workloads};
 use crate::tui::data::ConsoleData;
 use crate::tui::msg::ViewId;
 use crate::tui::rows::workloads::{WlState, WorkloadRow};
-use crate::tui::widgets::table::{self, TableSpec};
-use crate::tui::widgets::{format_age, truncate};
+use crate::tui::widgets::table::{self, Fit, TableSpec, fit_columns};
+use crate::tui::widgets::{format_age, truncate, truncate_middle};
 
 /// Filters then sorts the cached rows (called on data, filter or sort changes only).
 pub fn index(app: &App, sort: SortState) -> Vec<u32> {
     let rows = &app.cache.workloads;
-    let mut index: Vec<u32> = if app.filter.is_empty() {
+    let mut index: Vec<u32> = if app.scope.is_empty() {
         (0..rows.len() as u32).collect()
     } else {
         (0..rows.len() as u32)
-            .filter(|&i| rows[i as usize].matches(&app.filter))
+            .filter(|&i| rows[i as usize].matches(&app.scope))
             .collect()
     };
     sort_workloads(rows, &mut index, sort, app.now);
@@ -44,8 +44,7 @@ pub fn state_style(theme: &Theme, state: WlState) -> Style {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
-    // Nine columns need room: below 150 the name would be squeezed to ~28 characters,
-    // too short for Kueue's generated workload names.
+    // Side by side only when both panes stay readable.
     let wide = area.width >= 150;
     let (list_area, detail_area) = if !app.detail {
         (area, None)
@@ -58,72 +57,160 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
         (Rect::default(), Some(area))
     };
     if list_area.height > 0 {
-        render_table(frame, list_area, app, wide && !app.detail);
+        render_table(frame, list_area, app);
     }
     if let (Some(a), Some(row)) = (detail_area, app.selected_workload()) {
         detail::render(frame, a, app, data, row);
     }
 }
 
-fn render_table(frame: &mut Frame, area: Rect, app: &App, wide: bool) {
+/// The columns of the table, in order. Optional ones are shown when there is room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Col {
+    Namespace,
+    Job,
+    Queue,
+    Priority,
+    PriorityValue,
+    State,
+    Gpus,
+    Age,
+    Wait,
+    Pos,
+    Verdict,
+}
+
+impl Col {
+    fn header(self) -> &'static str {
+        match self {
+            Col::Namespace => "NAMESPACE",
+            Col::Job => "JOB",
+            Col::Queue => "QUEUE",
+            Col::Priority => "PRIORITY",
+            Col::PriorityValue => "PRIO",
+            Col::State => "STATE",
+            Col::Gpus => "GPUS",
+            Col::Age => "AGE",
+            Col::Wait => "WAIT",
+            Col::Pos => "POS",
+            Col::Verdict => "VERDICT",
+        }
+    }
+}
+
+/// Layouts from the most to the least informative; the first whose names and verdict
+/// fit readably wins.
+const LAYOUTS: [&[Col]; 3] = [
+    &[
+        Col::Namespace,
+        Col::Job,
+        Col::Queue,
+        Col::Priority,
+        Col::State,
+        Col::Gpus,
+        Col::Age,
+        Col::Wait,
+        Col::Pos,
+        Col::Verdict,
+    ],
+    &[
+        Col::Namespace,
+        Col::Job,
+        Col::PriorityValue,
+        Col::State,
+        Col::Gpus,
+        Col::Age,
+        Col::Wait,
+        Col::Verdict,
+    ],
+    &[
+        Col::Namespace,
+        Col::Job,
+        Col::State,
+        Col::Gpus,
+        Col::Wait,
+        Col::Verdict,
+    ],
+];
+
+/// The verdict (with the shortfall) is what the list is for: never below this.
+const VERDICT_MIN: usize = 16;
+const JOB_MIN: usize = 16;
+
+/// Picks a layout and sizes its columns to the content of the rows.
+fn layout(app: &App, avail: usize, ages: (usize, usize)) -> (&'static [Col], Vec<usize>) {
+    let w = &app.cache.workload_widths;
+    let fits = |cols: &[Col]| -> Vec<Fit> {
+        cols.iter()
+            .map(|&c| {
+                let h = c.header().len();
+                let (content, min) = match c {
+                    Col::Namespace => (w.namespace, 8),
+                    Col::Job => (w.job, JOB_MIN),
+                    Col::Queue => (w.queue.max(1), 10),
+                    Col::Priority => (w.priority, 12),
+                    Col::PriorityValue => (w.priority_value, 4),
+                    Col::State => (w.state, 9),
+                    Col::Gpus => (1, 4),
+                    Col::Age => (ages.0, 6),
+                    Col::Wait => (ages.1, 6),
+                    Col::Pos => (1, 3),
+                    Col::Verdict => (w.verdict, VERDICT_MIN),
+                };
+                Fit {
+                    content: content.max(h),
+                    min: min.max(h),
+                }
+            })
+            .collect()
+    };
+    for (i, cols) in LAYOUTS.iter().enumerate() {
+        let f = fits(cols);
+        let Some(widths) = fit_columns(avail, &f) else {
+            continue;
+        };
+        let last = LAYOUTS.len() - 1;
+        // An optional column may only cost the job name or the verdict nothing.
+        let job = cols.iter().position(|c| *c == Col::Job).unwrap_or(0);
+        let readable = widths[job] >= f[job].content
+            && widths[widths.len() - 1] >= f[f.len() - 1].content.min(VERDICT_MIN * 2);
+        if readable || i == last {
+            return (cols, widths);
+        }
+    }
+    // Narrower than the smallest layout's minimums (below the 60-column floor).
+    let cols = LAYOUTS[LAYOUTS.len() - 1];
+    let n = cols.len();
+    (cols, vec![avail.saturating_sub(n - 1) / n; n])
+}
+
+fn render_table(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let index = app.visible(ViewId::Workloads);
     let rows = &app.cache.workloads;
-    let (header, constraints) = if wide {
-        (
-            vec![
-                "NAMESPACE/NAME",
-                "QUEUE",
-                "PRIORITY",
-                "STATE",
-                "GPUS",
-                "AGE",
-                "WAIT",
-                "POS",
-                "VERDICT",
-            ],
-            vec![
-                Constraint::Fill(3),
-                Constraint::Length(16),
-                Constraint::Length(22),
-                Constraint::Length(13),
-                Constraint::Length(4),
-                Constraint::Length(6),
-                Constraint::Length(6),
-                Constraint::Length(4),
-                Constraint::Fill(2),
-            ],
-        )
-    } else {
-        (
-            vec![
-                "NAMESPACE/NAME",
-                "PRIO",
-                "STATE",
-                "GPUS",
-                "AGE",
-                "WAIT",
-                "VERDICT",
-            ],
-            vec![
-                Constraint::Fill(2),
-                Constraint::Length(7),
-                Constraint::Length(13),
-                Constraint::Length(4),
-                Constraint::Length(5),
-                Constraint::Length(5),
-                Constraint::Fill(1),
-            ],
-        )
-    };
-    let widths = table::resolve_widths(area, &constraints);
-    let (name_w, verdict_w) = (widths[0], widths[widths.len() - 1]);
+    // AGE and WAIT change with the clock: measure the rows on screen only.
+    let list = *app.list();
+    let height = usize::from(area.height.saturating_sub(3));
+    let offset = table::visible_offset(list, index.len(), height);
+    let mut ages = (1, 1);
+    for &i in index.iter().skip(offset).take(height) {
+        let r = &rows[i as usize];
+        ages.0 = ages.0.max(format_age(app.now - r.created).len());
+        ages.1 = ages
+            .1
+            .max(r.wait_ms(app.now).map_or(1, |w| format_age(w).len()));
+    }
+    let avail = usize::from(area.width.saturating_sub(2));
+    let (cols, widths) = layout(app, avail, ages);
     let spec = TableSpec {
         title: title(app, "Workloads"),
-        header,
-        widths: widths.iter().map(|w| Constraint::Length(*w)).collect(),
+        header: cols.iter().map(|c| c.header()).collect(),
+        widths: widths
+            .iter()
+            .map(|w| Constraint::Length(*w as u16))
+            .collect(),
         len: index.len(),
-        list: *app.list(),
+        list,
         empty: if rows.is_empty() {
             "no workloads"
         } else {
@@ -132,48 +219,44 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, wide: bool) {
     };
     table::render(frame, area, t, spec, |pos| {
         let r = &rows[index[pos] as usize];
-        row(r, app, wide, name_w.into(), verdict_w.into())
+        row(r, app, cols, &widths)
     });
 }
 
-fn row<'a>(r: &WorkloadRow, app: &App, wide: bool, name_w: usize, verdict_w: usize) -> Row<'a> {
+fn row<'a>(r: &WorkloadRow, app: &App, cols: &[Col], widths: &[usize]) -> Row<'a> {
     let t = &app.theme;
     let dash = || Span::styled("—", t.muted);
-    let wait = r
-        .wait_ms(app.now)
-        .map_or_else(dash, |w| Span::raw(format_age(w)));
-    let verdict = r
-        .verdict
-        .as_ref()
-        .map_or_else(dash, |v| Span::styled(truncate(v, verdict_w), t.verdict));
-    let state = Span::styled(r.state.label(), state_style(t, r.state));
-    let name = truncate(&format!("{}/{}", r.namespace, r.name), name_w);
-    let age = format_age(app.now - r.created);
-    let mut cells = vec![Cell::from(name)];
-    if wide {
-        let prio = if r.priority_class.is_empty() {
-            r.priority.to_string()
-        } else {
-            format!("{} ({})", r.priority_class, r.priority)
-        };
-        let queue = if r.queue.is_empty() {
-            "—".to_string()
-        } else {
-            truncate(&r.queue, 16)
-        };
-        cells.push(Cell::from(queue));
-        cells.push(Cell::from(truncate(&prio, 22)));
-    } else {
-        cells.push(Cell::from(r.priority.to_string()));
-    }
-    cells.push(Cell::from(Line::from(state)));
-    cells.push(Cell::from(Line::from(r.gpus.to_string()).right_aligned()));
-    cells.push(Cell::from(age));
-    cells.push(Cell::from(Line::from(wait)));
-    if wide {
-        let pos = r.position.map_or_else(dash, |p| Span::raw(p.to_string()));
-        cells.push(Cell::from(Line::from(pos)));
-    }
-    cells.push(Cell::from(Line::from(verdict)));
-    Row::new(cells)
+    let cells = cols.iter().zip(widths).map(|(&c, &w)| match c {
+        Col::Namespace => Cell::from(truncate_middle(&r.namespace, w)),
+        Col::Job => Cell::from(truncate_middle(&r.job, w)),
+        Col::Queue if r.queue.is_empty() => Cell::from(Line::from(dash())),
+        Col::Queue => Cell::from(truncate_middle(&r.queue, w)),
+        Col::Priority => {
+            let prio = if r.priority_class.is_empty() {
+                r.priority.to_string()
+            } else {
+                format!("{} ({})", r.priority_class, r.priority)
+            };
+            Cell::from(truncate(&prio, w))
+        }
+        Col::PriorityValue => Cell::from(truncate(&r.priority.to_string(), w)),
+        Col::State => Cell::from(Line::from(Span::styled(
+            r.state.label(),
+            state_style(t, r.state),
+        ))),
+        Col::Gpus => Cell::from(Line::from(r.gpus.to_string()).right_aligned()),
+        Col::Age => Cell::from(format_age(app.now - r.created)),
+        Col::Wait => Cell::from(Line::from(
+            r.wait_ms(app.now)
+                .map_or_else(dash, |w| Span::raw(format_age(w))),
+        )),
+        Col::Pos => Cell::from(Line::from(
+            r.position.map_or_else(dash, |p| Span::raw(p.to_string())),
+        )),
+        Col::Verdict => Cell::from(Line::from(
+            r.verdict_cell(app.now)
+                .map_or_else(dash, |v| Span::styled(truncate(&v, w), t.verdict)),
+        )),
+    });
+    Row::new(cells.collect::<Vec<_>>())
 }

@@ -59,7 +59,8 @@ pub fn render_status(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleDat
     } else {
         &data.context
     };
-    spans.push(Span::raw(format!(" ctx {ctx} │ ")));
+    let ns = app.namespace.as_deref().unwrap_or("all");
+    spans.push(Span::raw(format!(" ctx {ctx} │ ns {ns} │ ")));
     let (sync, bad) = sync_summary(data, app.now);
     spans.push(Span::styled(
         sync,
@@ -127,7 +128,7 @@ pub fn render_message(frame: &mut Frame, area: Rect, app: &App) {
             Some(m) => Line::from(Span::styled(m.clone(), t.message)),
             None => {
                 let mut spans = vec![Span::styled(
-                    "? help  : command  / filter  1-7 views  enter details  q quit",
+                    "? help  : command  / filter  1-8 views  enter details  q quit",
                     t.muted,
                 )];
                 // Greyed, and said in words: which action keys RBAC refuses, and why.

@@ -91,3 +91,54 @@ pub fn render<'a>(
         .block(block);
     frame.render_widget(table, area);
 }
+
+/// One column to size to its content.
+#[derive(Clone, Copy, Debug)]
+pub struct Fit {
+    /// Widest cell, header included.
+    pub content: usize,
+    /// Never narrower than this (unless the content is).
+    pub min: usize,
+}
+
+/// Sizes columns to their content inside `avail` cells (one cell between columns).
+/// When they do not fit, the column with the most room above its minimum gives up a
+/// cell, repeatedly. The last column (the verdict) gets whatever remains. `None` when
+/// even the minimums do not fit.
+pub fn fit_columns(avail: usize, cols: &[Fit]) -> Option<Vec<usize>> {
+    let (last, rest) = cols.split_last()?;
+    let gaps = cols.len() - 1;
+    let last_min = last.content.min(last.min);
+    let budget = avail.checked_sub(gaps + last_min)?;
+    let mut w: Vec<usize> = rest.iter().map(|c| c.content).collect();
+    let mut total: usize = w.iter().sum();
+    while total > budget {
+        let widest = (0..w.len())
+            .filter(|&i| w[i] > rest[i].min.min(rest[i].content))
+            .max_by_key(|&i| (w[i] - rest[i].min.min(rest[i].content), w[i]))?;
+        w[widest] -= 1;
+        total -= 1;
+    }
+    w.push(avail - gaps - total);
+    Some(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_fit_their_content_and_the_last_takes_the_rest() {
+        let f = |content, min| Fit { content, min };
+        assert_eq!(
+            fit_columns(40, &[f(8, 8), f(10, 6), f(5, 5)]),
+            Some(vec![8, 10, 20])
+        );
+        // Too wide: the column with room above its minimum shrinks first.
+        assert_eq!(
+            fit_columns(30, &[f(8, 8), f(20, 6), f(20, 8)]),
+            Some(vec![8, 12, 8])
+        );
+        assert_eq!(fit_columns(10, &[f(8, 8), f(20, 6), f(20, 8)]), None);
+    }
+}
