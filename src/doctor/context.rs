@@ -87,13 +87,16 @@ pub struct Context<'a> {
     pod_index: PodIndex<'a>,
 }
 
+/// Keys of `state.pods` (namespace, name), borrowed.
+type PodKeys<'a> = Vec<&'a (String, String)>;
+
 /// Keys of `state.pods` by each way a pod can belong to a workload.
 #[derive(Default)]
 struct PodIndex<'a> {
     /// owner uid → pods.
     by_owner_uid: HashMap<&'a str, Vec<&'a (String, String)>>,
     /// (namespace, owner kind, owner name) → pods.
-    by_owner: HashMap<(&'a str, &'a str, &'a str), Vec<&'a (String, String)>>,
+    by_owner: HashMap<(&'a str, &'a str, &'a str), PodKeys<'a>>,
     /// (namespace, value of a job-name label) → pods.
     by_job_label: HashMap<(&'a str, &'a str), Vec<&'a (String, String)>>,
     /// (namespace, pod-group label) → pods.
