@@ -8,6 +8,7 @@ mod engine_kueue_preemption;
 mod engine_kueue_scheduler;
 mod engine_perf;
 mod engine_props;
+mod engine_scale;
 mod engine_seed;
 mod model_parse;
 mod model_parse_fuzz;
