@@ -1,5 +1,7 @@
 //! `gangplank plan -f PATH...`: the shadow engine over a dump of manifests.
 
+use std::io::{BufWriter, Write};
+
 use anyhow::Result;
 
 use super::args::{PlanArgs, PlanOutput};
@@ -31,11 +33,26 @@ pub fn run(args: &PlanArgs) -> Result<i32> {
         ..PlanOptions::default()
     };
     let plan = engine::plan(&state, &opts);
-    let json = serde_json::to_value(&plan)?;
     match args.output {
-        PlanOutput::Json => println!("{}", serde_json::to_string_pretty(&json)?),
-        PlanOutput::Jsonl => println!("{}", serde_json::to_string(&json)?),
-        PlanOutput::Table => print!("{}", plan_table::render(&json, terminal_width())),
+        // written straight from the plan: no intermediate `Value` tree of the output
+        PlanOutput::Json | PlanOutput::Jsonl => {
+            let mut out = BufWriter::new(std::io::stdout().lock());
+            if args.output == PlanOutput::Json {
+                serde_json::to_writer_pretty(&mut out, &plan)?;
+            } else {
+                serde_json::to_writer(&mut out, &plan)?;
+            }
+            out.write_all(b"\n")?;
+            out.flush()?;
+        }
+        PlanOutput::Table => {
+            let json = serde_json::to_value(&plan)?;
+            print!("{}", plan_table::render(&json, terminal_width()));
+        }
     }
+    // The process ends here: freeing a large cluster object by object takes longer than
+    // reading it did, and the operating system reclaims the memory at exit anyway.
+    std::mem::forget(plan);
+    std::mem::forget(state);
     Ok(0)
 }
