@@ -42,3 +42,26 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain()
         .any(|c| c.downcast_ref::<BrokenPipe>().is_some())
 }
+
+/// Writes `value` as JSON (pretty or one line) and a newline to stdout, straight from
+/// the value through a buffer (no intermediate `Value` tree); a broken pipe is
+/// [`BrokenPipe`].
+pub fn out_json<T: serde::Serialize>(value: &T, pretty: bool) -> anyhow::Result<()> {
+    let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = if pretty {
+        serde_json::to_writer_pretty(&mut w, value)
+    } else {
+        serde_json::to_writer(&mut w, value)
+    };
+    if let Err(e) = written {
+        return Err(match e.io_error_kind() {
+            Some(ErrorKind::BrokenPipe) => BrokenPipe.into(),
+            _ => anyhow::Error::new(e).context("cannot write to stdout"),
+        });
+    }
+    match w.write_all(b"\n").and_then(|()| w.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Err(BrokenPipe.into()),
+        Err(e) => Err(anyhow::Error::new(e).context("cannot write to stdout")),
+    }
+}

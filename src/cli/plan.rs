@@ -4,7 +4,7 @@ use anyhow::Result;
 
 use super::args::{PlanArgs, PlanOutput};
 use super::doctor::terminal_width;
-use super::out::{out, outln};
+use super::out::{out, out_json};
 use super::plan_table;
 use super::time::now_or;
 use crate::engine::{self, PlanOptions};
@@ -52,11 +52,18 @@ pub fn run(args: &PlanArgs) -> Result<i32> {
         plan.warnings
             .insert(0, kueue_config::assumed_defaults_notice());
     }
-    let json = serde_json::to_value(&plan)?;
     match args.output {
-        PlanOutput::Json => outln(&serde_json::to_string_pretty(&json)?)?,
-        PlanOutput::Jsonl => outln(&serde_json::to_string(&json)?)?,
-        PlanOutput::Table => out(&plan_table::render(&json, terminal_width()))?,
+        // written straight from the plan: no intermediate `Value` tree of the output
+        PlanOutput::Json => out_json(&plan, true)?,
+        PlanOutput::Jsonl => out_json(&plan, false)?,
+        PlanOutput::Table => {
+            let json = serde_json::to_value(&plan)?;
+            out(&plan_table::render(&json, terminal_width()))?;
+        }
     }
+    // The process ends here: freeing a large cluster object by object takes longer than
+    // reading it did, and the operating system reclaims the memory at exit anyway.
+    std::mem::forget(plan);
+    std::mem::forget(state);
     Ok(0)
 }

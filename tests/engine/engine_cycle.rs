@@ -11,9 +11,12 @@ use gangplank::model::{
 
 const NOW: i64 = 1_000_000;
 
+/// These tests read each cycle's pending rows, so they ask for them in every cycle
+/// (the default lists them only in the last one).
 fn opts() -> PlanOptions {
     PlanOptions {
         now: NOW,
+        pending_in_every_cycle: true,
         ..Default::default()
     }
 }

@@ -600,3 +600,146 @@ fn reclaim_quota_from_lender() {
     );
     assert_eq!(got, want(&[("/lend2-mid", RECLAIM)]));
 }
+
+/// Issue 16's question, as a table: in a cohort with `reclaimWithinCohort: Any` and
+/// `borrowWithinCohort: LowerPriority (maxPriorityThreshold 100)` (the hyperpod shape),
+/// which workloads of OTHER ClusterQueues may a preemptor take?
+///
+/// Kueue (`pkg/scheduler/preemption/classical/hierarchical_preemption.go`
+/// `collectCandidatesInSubtree`, and `candidate_generator.go` `candidateIsValid`) only
+/// takes candidates from queues that are above nominal in the contested resources
+/// (`IsWithinNominalInResources`): a queue within its nominal quota is protected, whatever
+/// the priorities. A borrowing preemptor may take a lower-priority workload of a
+/// borrowing queue only at or below the threshold (`classifyPreemptionVariant` →
+/// `ReclaimWhileBorrowing`); above it the candidate is `ReclaimWithoutBorrowing`, valid
+/// only if the preemptor would not borrow (`preemption.go` `classicalPreemptions`,
+/// `workloadFits(allowBorrowing=false)`). A preemptor within its nominal reclaims from a
+/// borrowing queue at any priority under `Any` (Kueue's `TestPreemption` cases "reclaim
+/// borrowed quota from same priority for withinCohort=ReclaimFromAny", "no workloads
+/// borrowing", "use BorrowWithinCohort; don't allow preempting a lower-priority workload
+/// with priority above MaxPriorityThreshold, if borrowing is required even after the
+/// preemption").
+#[test]
+fn other_queues_within_nominal_are_protected_from_a_borrowing_preemptor() {
+    // cohort "hp": a (nominal 2), b (nominal 2), c (nominal 4), cpu only, borrowingLimit 8
+    let cq = |name: &str, nominal: &str, reclaim: R| {
+        CqBuilder::new(name)
+            .cohort("hp")
+            .group(rg(
+                &["cpu"],
+                vec![fq(
+                    "default",
+                    vec![rq_limits("cpu", nominal, Some("8"), None)],
+                )],
+            ))
+            .preemption(W::LowerPriority, reclaim)
+            .borrow_within_cohort(B::LowerPriority, Some(100))
+    };
+    let held = |name: &str, prio: i32, cq: &str, age: i64| {
+        WlBuilder::new("", name)
+            .priority(prio)
+            .pod_set("main", 1, &[("cpu", "2")])
+            .admitted(cq, "default", NOW - age)
+    };
+    struct Case {
+        name: &'static str,
+        reclaim: R,
+        admitted: Vec<WlBuilder>,
+        incoming: (i32, &'static str),
+        want: Vec<(&'static str, &'static str)>,
+    }
+    let cases = [
+        Case {
+            // b and c are exactly at nominal: no candidate although both are priority 0
+            name: "queues within nominal are protected (Kueue: no workloads borrowing)",
+            reclaim: R::Any,
+            admitted: vec![
+                held("b1", 0, "b", 3000),
+                held("c1", 0, "c", 3000),
+                held("c2", 0, "c", 2000),
+            ],
+            incoming: (1000, "4"),
+            want: vec![],
+        },
+        Case {
+            // b borrows 4; a must borrow 2 after the preemption; b's workloads are below
+            // the threshold: the most recently admitted one goes
+            name: "a borrowing queue's workloads below the threshold",
+            reclaim: R::Any,
+            admitted: vec![
+                held("b1", 0, "b", 3000),
+                held("b2", 0, "b", 2000),
+                held("b3", 0, "b", 1000),
+            ],
+            incoming: (1000, "4"),
+            want: vec![("/b3", WHILE_BORROWING)],
+        },
+        Case {
+            name: "above the threshold while the preemptor still borrows: none",
+            reclaim: R::Any,
+            admitted: vec![
+                held("b1", 500, "b", 3000),
+                held("b2", 500, "b", 2000),
+                held("b3", 500, "b", 1000),
+            ],
+            incoming: (1000, "4"),
+            want: vec![],
+        },
+        Case {
+            // a is under nominal: reclaiming its own quota from the borrower b, even from
+            // higher priority (Any); c stays within nominal and keeps its workload
+            name: "a queue under nominal reclaims from a borrower at any priority",
+            reclaim: R::Any,
+            admitted: vec![
+                held("b1", 500, "b", 3000),
+                held("b2", 500, "b", 2000),
+                held("b3", 500, "b", 1000),
+                held("c1", 0, "c", 500),
+            ],
+            incoming: (0, "2"),
+            want: vec![("/b3", RECLAIM)],
+        },
+        Case {
+            name: "the same with reclaimWithinCohort: LowerPriority: none",
+            reclaim: R::LowerPriority,
+            admitted: vec![
+                held("b1", 500, "b", 3000),
+                held("b2", 500, "b", 2000),
+                held("b3", 500, "b", 1000),
+                held("c1", 0, "c", 500),
+            ],
+            incoming: (0, "2"),
+            want: vec![],
+        },
+    ];
+    for case in cases {
+        let mut b = ClusterBuilder::new()
+            .flavor("default")
+            .cq(cq("a", "2", case.reclaim))
+            .cq(cq("b", "2", case.reclaim))
+            .cq(cq("c", "4", case.reclaim))
+            .lq("", "lq", "a");
+        for w in case.admitted {
+            b = b.wl(w);
+        }
+        b = b.wl(WlBuilder::new("", "in")
+            .priority(case.incoming.0)
+            .pod_set("main", 1, &[("cpu", case.incoming.1)])
+            .queue("lq")
+            .created(NOW - 60_000));
+        let out = schedule_cycle(
+            &b.build(),
+            &SchedulerMemory::default(),
+            &PlanOptions {
+                now: NOW,
+                ..Default::default()
+            },
+        );
+        let got: BTreeSet<(String, String)> = out
+            .preempted
+            .iter()
+            .map(|p| (p.workload.clone(), p.reason.as_str().to_string()))
+            .collect();
+        assert_eq!(got, want(&case.want), "{}", case.name);
+    }
+}

@@ -37,9 +37,12 @@ fn seed(boss_pod_sets: &[(&str, i32, &str)]) -> ClusterState {
     b.wl(boss).build()
 }
 
+/// These tests read each cycle's pending rows, so they ask for them in every cycle
+/// (the default lists them only in the last one).
 fn opts() -> PlanOptions {
     PlanOptions {
         now: 1_000_000,
+        pending_in_every_cycle: true,
         ..Default::default()
     }
 }
@@ -170,4 +173,36 @@ fn plan_json_contract() {
     assert!(cq["cohort"].is_null());
     assert_eq!(cq["usage"]["p4d-flavor"]["nvidia.com/gpu"]["used"], "32");
     assert!(v["warnings"].is_array());
+    assert!(
+        v.get("detectedCycle").is_none(),
+        "no loop here: the key is absent"
+    );
+}
+
+/// By default (what `plan -f` prints) every cycle keeps its `pending` key, but only the
+/// last cycle lists the pending rows: the output stays linear in cycles + objects.
+#[test]
+fn plan_json_lists_pending_only_in_the_last_cycle_by_default() {
+    let state = seed(&[("master", 1, "16")]);
+    let p = plan(
+        &state,
+        &PlanOptions {
+            now: 1_000_000,
+            ..Default::default()
+        },
+    );
+    let v = serde_json::to_value(&p).unwrap();
+    let cycles = v["cycles"].as_array().unwrap();
+    assert!(cycles.len() >= 2, "the boss preempts, then is admitted");
+    for c in &cycles[..cycles.len() - 1] {
+        assert_eq!(c["pending"], serde_json::json!([]), "{c}");
+        assert!(c["admitted"].is_array() && c["preempted"].is_array());
+    }
+    let last = cycles.last().unwrap();
+    let every = serde_json::to_value(plan(&state, &opts())).unwrap();
+    assert_eq!(
+        last["pending"],
+        every["cycles"].as_array().unwrap().last().unwrap()["pending"],
+        "the last cycle's rows are the same either way"
+    );
 }

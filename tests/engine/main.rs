@@ -10,6 +10,7 @@ mod engine_kueue_preemption;
 mod engine_kueue_scheduler;
 mod engine_perf;
 mod engine_props;
+mod engine_scale;
 mod engine_seed;
 mod model_byte_fuzz;
 mod model_parse;

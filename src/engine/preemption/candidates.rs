@@ -86,18 +86,21 @@ fn classify(
     advantage: bool,
 ) -> Option<Variant> {
     st.step();
-    if Some(wl) == ctx.preemptor || !uses_needed(st, wl, ctx) {
-        return None;
-    }
     let w = &st.wls[wl];
     let me = (ctx.priority, ctx.queue_ts);
     let cand = (w.priority, w.queue_ts);
-    if cand_cq == ctx.cq {
-        return policy_allows_within(ctx.policy.within_cluster_queue, me, cand)
-            .then_some(Variant::WithinCq);
-    }
-    if !policy_allows_reclaim(ctx.policy.reclaim_within_cohort, me, cand) {
+    // the policy (integer comparisons) before the usage scan: most candidates of a big
+    // cohort tree fail on priority
+    let allowed = if cand_cq == ctx.cq {
+        policy_allows_within(ctx.policy.within_cluster_queue, me, cand)
+    } else {
+        policy_allows_reclaim(ctx.policy.reclaim_within_cohort, me, cand)
+    };
+    if !allowed || Some(wl) == ctx.preemptor || !uses_needed(st, wl, ctx) {
         return None;
+    }
+    if cand_cq == ctx.cq {
+        return Some(Variant::WithinCq);
     }
     if advantage {
         return Some(Variant::HierarchicalReclaim);

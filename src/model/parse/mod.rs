@@ -26,6 +26,7 @@ mod meta;
 mod nesting;
 mod notes;
 mod podspec;
+mod stream;
 mod value;
 mod workload;
 
@@ -128,6 +129,9 @@ impl Loader {
 
     /// Reads the text of one source (`source` names it in errors and origins).
     pub fn add_str(&mut self, source: &str, text: &str) -> Result<(), ParseError> {
+        if stream::add_json_list(self, source, text)? {
+            return Ok(());
+        }
         let docs = documents::split_documents(source, text)?;
         for (document, value) in docs.iter().enumerate() {
             let origin = Origin {
@@ -245,35 +249,7 @@ impl Loader {
             let list_api_version = root.opt_str("apiVersion").map_err(fail(object.clone()))?;
             let items = root.opt_list("items").map_err(fail(object.clone()))?;
             for (i, item) in items.iter().enumerate() {
-                // The item's path is built from its index: `At::path` would search the
-                // whole List for it (quadratic in the List's length).
-                let item_path = if path.is_empty() {
-                    format!("items[{i}]")
-                } else {
-                    format!("{path}.items[{i}]")
-                };
-                // Items of a typed list (`PodList` from the API) may omit kind/apiVersion;
-                // only those are copied to fill them in.
-                let needs_fill = kind != "List"
-                    && item.v.as_object().is_some_and(|m| {
-                        !m.contains_key("kind")
-                            || (list_api_version.is_some() && !m.contains_key("apiVersion"))
-                    });
-                if !needs_fill {
-                    self.add_object(origin, item.v, item_path, depth + 1)?;
-                    continue;
-                }
-                let mut owned = item.v.clone();
-                if let Value::Object(m) = &mut owned {
-                    if !m.contains_key("kind") {
-                        let item_kind = kind.trim_end_matches("List").to_string();
-                        m.insert("kind".into(), Value::String(item_kind));
-                    }
-                    if let (false, Some(av)) = (m.contains_key("apiVersion"), list_api_version) {
-                        m.insert("apiVersion".into(), Value::String(av.to_string()));
-                    }
-                }
-                self.add_object(origin, &owned, item_path, depth + 1)?;
+                self.add_list_item(origin, &kind, list_api_version, item.v, i, &path, depth)?;
             }
             return Ok(());
         }
@@ -283,6 +259,48 @@ impl Loader {
             .to_string();
         self.dispatch(&root, origin, &api_version, &kind)
             .map_err(fail(object))
+    }
+
+    /// Item `i` of a List of `kind` read from `path`.
+    #[allow(clippy::too_many_arguments)] // the List's context, spelled out once
+    fn add_list_item(
+        &mut self,
+        origin: &Origin,
+        kind: &str,
+        list_api_version: Option<&str>,
+        item: &Value,
+        i: usize,
+        path: &str,
+        depth: usize,
+    ) -> Result<(), ParseError> {
+        // The item's path is built from its index: `At::path` would search the
+        // whole List for it (quadratic in the List's length).
+        let item_path = if path.is_empty() {
+            format!("items[{i}]")
+        } else {
+            format!("{path}.items[{i}]")
+        };
+        // Items of a typed list (`PodList` from the API) may omit kind/apiVersion;
+        // only those are copied to fill them in.
+        let needs_fill = kind != "List"
+            && item.as_object().is_some_and(|m| {
+                !m.contains_key("kind")
+                    || (list_api_version.is_some() && !m.contains_key("apiVersion"))
+            });
+        if !needs_fill {
+            return self.add_object(origin, item, item_path, depth + 1);
+        }
+        let mut owned = item.clone();
+        if let Value::Object(m) = &mut owned {
+            if !m.contains_key("kind") {
+                let item_kind = kind.trim_end_matches("List").to_string();
+                m.insert("kind".into(), Value::String(item_kind));
+            }
+            if let (false, Some(av)) = (m.contains_key("apiVersion"), list_api_version) {
+                m.insert("apiVersion".into(), Value::String(av.to_string()));
+            }
+        }
+        self.add_object(origin, &owned, item_path, depth + 1)
     }
 
     /// Kueue's configuration ConfigMap (`model::kueue_config`); a bad one is an error
