@@ -265,7 +265,8 @@ pub struct ClusterQueue {
     pub preemption: PreemptionPolicy,
     pub flavor_fungibility: FlavorFungibility,
     pub stop_policy: StopPolicy,
-    /// `spec.fairSharing.weight`; the engine does not implement fair sharing yet.
+    /// `spec.fairSharing.weight` (default 1; 0: always last), used when Kueue's
+    /// configuration enables fair sharing (`engine::fair`).
     pub fair_sharing_weight: Option<Quantity>,
     pub admission_checks: Vec<String>,
     pub status: Option<ClusterQueueStatus>,
