@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::args::{PlanArgs, PlanOutput};
 use super::doctor::terminal_width;
+use super::live_meta;
 use super::plan_table;
 use crate::engine::{self, PlanOptions};
 use crate::model::{ClusterState, Loader};
@@ -63,10 +64,21 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
     {
         eprintln!("warning: {s}");
     }
+    for s in &snap.skipped {
+        eprintln!("warning: skipped {}: {}", s.object, s.error);
+    }
     let mut tracker = DriftTracker::default();
     let mut last = render(args, &snap, &mut tracker).await?;
-    emit(args, &last, &snap)?;
+    let mut last_sync = live_meta::sync_key(&snap);
+    emit(args, &annotated(&last, &snap), &snap)?;
     if !args.watch {
+        if !args.allow_partial && !live_meta::degraded(&snap).is_empty() {
+            eprintln!(
+                "error: the plan is incomplete: a resource is forbidden or failing \
+                 (see \"sync\"); pass --allow-partial to accept it"
+            );
+            return Ok(live_meta::PARTIAL_EXIT);
+        }
         return Ok(0);
     }
     let mut rx = handle.snapshots();
@@ -88,10 +100,13 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
             continue;
         }
         let json = render(args, &snap, &mut tracker).await?;
-        // One line per change of the plan: events that change nothing print nothing.
-        if json != last {
-            emit(args, &json, &snap)?;
+        let sync = live_meta::sync_key(&snap);
+        // One line per change of the plan or of a resource's sync state (degraded,
+        // recovered): events that change neither print nothing.
+        if json != last || sync != last_sync {
+            emit(args, &annotated(&json, &snap), &snap)?;
             last = json;
+            last_sync = sync;
         }
     }
 }
@@ -142,6 +157,13 @@ fn with_what_if(state: &ClusterState, files: &[PathBuf]) -> Result<ClusterState>
         .add_paths(files)
         .map_err(|e| anyhow::anyhow!("--what-if: {e}"))?;
     Ok(loader.finish())
+}
+
+/// `json` with the live keys (`sync`, `generatedAt`, `resourceVersion`, skipped objects).
+fn annotated(json: &Value, snap: &Snapshot) -> Value {
+    let mut v = json.clone();
+    live_meta::annotate(&mut v, snap);
+    v
 }
 
 /// Prints one plan; a closed stdout is [`super::out::BrokenPipe`] (the watch ends).

@@ -8,6 +8,7 @@ mod embedded;
 pub mod feed;
 mod history;
 mod live;
+mod live_meta;
 mod out;
 mod plan;
 mod plan_table;
