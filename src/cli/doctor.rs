@@ -88,19 +88,15 @@ pub fn terminal_width() -> usize {
         .unwrap_or(80)
 }
 
+/// A synced snapshot of the live cluster and the Kueue API version it serves.
+type LiveState = (
+    std::sync::Arc<crate::source::Snapshot>,
+    Option<KueueApiVersion>,
+);
+
 /// One synced snapshot of the live cluster, and the Kueue API version it serves.
 /// The inner `Err` is a message for the user (sync timeout, Kueue missing).
-fn live_state(
-    args: &DoctorArgs,
-) -> Result<
-    Result<
-        (
-            std::sync::Arc<crate::source::Snapshot>,
-            Option<KueueApiVersion>,
-        ),
-        String,
-    >,
-> {
+fn live_state(args: &DoctorArgs) -> Result<Result<LiveState, String>> {
     use crate::source::{self, KueueStatus, SourceOptions};
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
