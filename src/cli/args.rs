@@ -190,6 +190,12 @@ pub struct PlanArgs {
     /// `sync` still says what is missing); without it such a run exits 3.
     #[arg(long, requires = "live")]
     pub allow_partial: bool,
+    /// With --live: the server closes each watch after this many seconds and the watch
+    /// is renewed; one silent for 3 s longer is hung, reported in `sync` (a `--watch`
+    /// line) and restarted.
+    #[arg(long, requires = "live", value_name = "SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(u32).range(1..=290))]
+    pub watch_timeout: u32,
     #[command(flatten)]
     pub cluster: crate::source::ClusterArgs,
     /// Stop after this many scheduling cycles even if the plan has not settled.

@@ -39,6 +39,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
     let opts = SourceOptions {
         namespace: args.cluster.namespace.clone(),
         history_file: history_path(args.history_file.as_ref()),
+        watch_timeout_secs: args.watch_timeout,
         ..SourceOptions::default()
     };
     let client = source::connect(&args.cluster, opts.read_timeout()).await?;

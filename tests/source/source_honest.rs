@@ -196,3 +196,69 @@ async fn watch_jsonl_reports_a_failing_watch_and_its_recovery() {
     }
     child.kill().await.expect("kill");
 }
+
+/// A hung watch (accepted, then silent) is reported by a `--watch` line within its
+/// timeout: `--watch-timeout 2` means hung after 2 + 3 s of silence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_jsonl_reports_a_hung_watch_within_its_timeout() {
+    let env = env().await;
+    let mut child = bin(
+        &env,
+        &[
+            "plan",
+            "--live",
+            "--watch",
+            "-o",
+            "jsonl",
+            "--watch-timeout",
+            "2",
+        ],
+    )
+    .arg("--history-file")
+    .arg(env.dir.path().join("h.jsonl"))
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first = tokio::time::timeout(DEADLINE, lines.next_line())
+        .await
+        .expect("first line")
+        .expect("read")
+        .expect("not EOF");
+    let first: Value = serde_json::from_str(&first).expect("json");
+    assert_eq!(first["sync"]["complete"], true, "{first:#}");
+    // The next Workloads watch is accepted and then never written to.
+    env.server.faults().set(FaultConfig {
+        rules: vec![FaultRule {
+            resource: WORKLOADS.into(),
+            verbs: vec!["watch".into()],
+            hang: true,
+            times: Some(1),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let hung_at = tokio::time::Instant::now();
+    env.server.close_watches();
+    // Reported within 2 s (renewal) + 2 + 3 s (silence) plus slack for a debug build.
+    let within = std::time::Duration::from_secs(20);
+    loop {
+        let line = tokio::time::timeout_at(hung_at + within, lines.next_line())
+            .await
+            .expect("no line reported the hung watch within 20 s")
+            .expect("read")
+            .expect("not EOF");
+        let v: Value = serde_json::from_str(&line).expect("json");
+        let wl = &v["sync"]["resources"][WORKLOADS];
+        if wl["state"] == "error" {
+            assert_eq!(v["sync"]["complete"], false);
+            assert!(
+                wl["error"].as_str().is_some_and(|e| e.contains("silent")),
+                "{wl}"
+            );
+            break;
+        }
+    }
+    child.kill().await.expect("kill");
+}
