@@ -1,8 +1,9 @@
 //! `gangplank plan --live [--watch]`: the shadow engine over the live cluster.
 //!
 //! Waits for the initial sync of every available resource (or fails naming what did
-//! not sync), plans, and prints the `plan -f` JSON contract plus `"drift"`. With
-//! `--watch`, prints a new plan whenever a snapshot changes the plan, until Ctrl-C.
+//! not sync), plans, and prints the `plan -f` JSON contract plus `"drift"` and the
+//! live keys of [`super::live_meta`]. With `--watch`, prints a new line whenever a
+//! snapshot changes the plan or a resource's sync state, until Ctrl-C.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,6 +72,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
     let mut tracker = DriftTracker::default();
     let mut last = render(args, &snap, &mut tracker).await?;
     let mut last_sync = live_meta::sync_key(&snap);
+    let mut last_relists = live_meta::relists(&snap);
     emit(args, &annotated(&last, &snap), &snap)?;
     if !args.watch {
         if !args.allow_partial && !live_meta::degraded(&snap).is_empty() {
@@ -100,8 +102,26 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         if !snap.ready() {
             continue;
         }
-        let json = render(args, &snap, &mut tracker).await?;
         let sync = live_meta::sync_key(&snap);
+        // While a resource relists or fails, the view may hold objects of two server
+        // incarnations (one resource relisted from a restarted server, another still
+        // showing the old one): never plan it. The line reports the sync change with
+        // the last consistent plan (`sync.complete` is false).
+        if live_meta::transient(&snap) {
+            if sync != last_sync {
+                emit(args, &annotated(&last, &snap), &snap)?;
+                last_sync = sync;
+            }
+            continue;
+        }
+        // A relist replaced a resource's whole view (410, reconnect, restarted server):
+        // drift learned from the old view is dropped with it.
+        let relists = live_meta::relists(&snap);
+        if relists != last_relists {
+            tracker = DriftTracker::default();
+            last_relists = relists;
+        }
+        let json = render(args, &snap, &mut tracker).await?;
         // One line per change of the plan or of a resource's sync state (degraded,
         // recovered): events that change neither print nothing.
         if json != last || sync != last_sync {

@@ -68,6 +68,25 @@ pub fn sync_json(snap: &Snapshot) -> Value {
     json!({"complete": complete(snap), "resources": resources})
 }
 
+/// A resource is relisting, failing or not yet listed: the view may mix old and new
+/// objects (or miss some) until it settles. Forbidden and not-served are settled.
+pub fn transient(snap: &Snapshot) -> bool {
+    snap.sync.iter().any(|s| {
+        matches!(
+            s.state,
+            SyncState::Waiting
+                | SyncState::Syncing { .. }
+                | SyncState::Resyncing { .. }
+                | SyncState::Error { .. }
+        )
+    })
+}
+
+/// How often each resource has relisted, in order.
+pub fn relists(snap: &Snapshot) -> Vec<u64> {
+    snap.sync.iter().map(|s| s.relists).collect()
+}
+
 /// What changes a `--watch` line: each resource's state and error (not its clock).
 pub fn sync_key(snap: &Snapshot) -> Vec<(String, &'static str, Option<String>)> {
     snap.sync
