@@ -204,6 +204,16 @@ pub struct PlanArgs {
     /// With --live: where evictions seen are recorded (default: the XDG state dir).
     #[arg(long, value_name = "PATH")]
     pub history_file: Option<PathBuf>,
+    /// With --live: exit 0 even when a resource is forbidden or failing (the output's
+    /// `sync` still says what is missing); without it such a run exits 3.
+    #[arg(long, requires = "live")]
+    pub allow_partial: bool,
+    /// With --live: the server closes each watch after this many seconds and the watch
+    /// is renewed; one silent for 3 s longer is hung, reported in `sync` (a `--watch`
+    /// line) and restarted.
+    #[arg(long, requires = "live", value_name = "SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(u32).range(1..=290))]
+    pub watch_timeout: u32,
     #[command(flatten)]
     pub cluster: crate::source::ClusterArgs,
     /// Stop after this many scheduling cycles even if the plan has not settled.
@@ -238,6 +248,10 @@ pub struct DoctorArgs {
     /// With --live: seconds to wait for the initial sync before giving up.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub sync_timeout: u64,
+    /// With --live: exit as usual even when a resource is forbidden or failing (the
+    /// JSON's `sync` still says what is missing); without it such a run exits 3.
+    #[arg(long, requires = "live")]
+    pub allow_partial: bool,
     /// Output format: a table for people, or the JSON contract of docs/doctor.md.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,

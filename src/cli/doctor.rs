@@ -3,6 +3,7 @@
 use anyhow::Result;
 
 use super::args::{DoctorArgs, FailOn, OutputFormat};
+use super::live_meta;
 use super::out::{out, outln};
 use super::time::now_or;
 use crate::doctor::{self, DoctorOptions, Severity};
@@ -14,9 +15,9 @@ const INPUT_ERROR: i32 = 2;
 /// Runs `doctor`; returns the exit code.
 pub fn run(args: &DoctorArgs) -> Result<i32> {
     let now = now_or(args.now.as_deref())?;
-    let (state, served) = if args.live {
+    let (state, served, snap) = if args.live {
         match live_state(args)? {
-            Ok(found) => found,
+            Ok((snap, served)) => ((*snap.state).clone(), served, Some(snap)),
             Err(message) => {
                 eprintln!("error: {message}");
                 return Ok(INPUT_ERROR);
@@ -24,7 +25,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
         }
     } else {
         match load_paths(&args.files) {
-            Ok(state) => (state, None),
+            Ok(state) => (state, None, None),
             Err(err) => {
                 eprintln!("error: {err}");
                 return Ok(INPUT_ERROR);
@@ -40,9 +41,23 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
         ..DoctorOptions::at(now)
     };
     let report = doctor::run(&state, &opts);
-    match args.output {
-        OutputFormat::Json => outln(&report.to_json_pretty())?,
-        OutputFormat::Table => out(&report.render_table(terminal_width()))?,
+    if let Some(snap) = &snap {
+        for s in live_meta::degraded(snap) {
+            eprintln!("warning: incomplete: {s}");
+        }
+        for s in &snap.skipped {
+            eprintln!("warning: skipped {}: {}", s.object, s.error);
+        }
+    }
+    match (args.output, &snap) {
+        // Live: the report plus `sync`, `generatedAt`, `resourceVersion`, `skipped`.
+        (OutputFormat::Json, Some(snap)) => {
+            let mut v: serde_json::Value = serde_json::from_str(&report.to_json_pretty())?;
+            live_meta::annotate(&mut v, snap);
+            outln(&serde_json::to_string_pretty(&v)?)?
+        }
+        (OutputFormat::Json, None) => outln(&report.to_json_pretty())?,
+        (OutputFormat::Table, _) => out(&report.render_table(terminal_width()))?,
     }
     // The process ends soon: freeing a large cluster object by object costs more than
     // the OS reclaiming it at exit.
@@ -51,7 +66,20 @@ pub fn run(args: &DoctorArgs) -> Result<i32> {
         FailOn::Warning => Severity::Warning,
         FailOn::Error => Severity::Error,
     });
-    Ok(report.exit_code(fail_on))
+    let code = report.exit_code(fail_on);
+    if code == 0
+        && !args.allow_partial
+        && snap
+            .as_ref()
+            .is_some_and(|s| !live_meta::degraded(s).is_empty())
+    {
+        eprintln!(
+            "error: the checks ran on incomplete data: a resource is forbidden or failing; \
+             pass --allow-partial to accept it"
+        );
+        return Ok(live_meta::PARTIAL_EXIT);
+    }
+    Ok(code)
 }
 
 /// `COLUMNS` when set (as shells export it), else 80.
@@ -63,11 +91,15 @@ pub fn terminal_width() -> usize {
         .unwrap_or(80)
 }
 
+/// A synced snapshot of the live cluster and the Kueue API version it serves.
+type LiveState = (
+    std::sync::Arc<crate::source::Snapshot>,
+    Option<KueueApiVersion>,
+);
+
 /// One synced snapshot of the live cluster, and the Kueue API version it serves.
 /// The inner `Err` is a message for the user (sync timeout, Kueue missing).
-fn live_state(
-    args: &DoctorArgs,
-) -> Result<Result<(crate::model::ClusterState, Option<KueueApiVersion>), String>> {
+fn live_state(args: &DoctorArgs) -> Result<Result<LiveState, String>> {
     use crate::source::{self, KueueStatus, SourceOptions};
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -96,6 +128,6 @@ fn live_state(
             "v1beta2" => Some(KueueApiVersion::V1beta2),
             _ => None,
         };
-        Ok(Ok(((*snap.state).clone(), served)))
+        Ok(Ok((snap, served)))
     })
 }

@@ -1,8 +1,9 @@
 //! `gangplank plan --live [--watch]`: the shadow engine over the live cluster.
 //!
 //! Waits for the initial sync of every available resource (or fails naming what did
-//! not sync), plans, and prints the `plan -f` JSON contract plus `"drift"`. With
-//! `--watch`, prints a new plan whenever a snapshot changes the plan, until Ctrl-C.
+//! not sync), plans, and prints the `plan -f` JSON contract plus `"drift"` and the
+//! live keys of [`super::live_meta`]. With `--watch`, prints a new line whenever a
+//! snapshot changes the plan or a resource's sync state, until Ctrl-C.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use serde_json::Value;
 
 use super::args::{PlanArgs, PlanOutput};
 use super::doctor::terminal_width;
+use super::live_meta;
 use super::plan_table;
 use crate::engine::{self, PlanOptions};
 use crate::model::{ClusterState, Loader};
@@ -38,6 +40,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
     let mut opts = SourceOptions {
         namespace: args.cluster.namespace.clone(),
         history_file: history_path(args.history_file.as_ref()),
+        watch_timeout_secs: args.watch_timeout,
         ..SourceOptions::default()
     };
     let client = source::connect_source(&args.cluster, &mut opts).await?;
@@ -63,10 +66,22 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
     {
         eprintln!("warning: {s}");
     }
+    for s in &snap.skipped {
+        eprintln!("warning: skipped {}: {}", s.object, s.error);
+    }
     let mut tracker = DriftTracker::default();
     let mut last = render(args, &snap, &mut tracker).await?;
-    emit(args, &last, &snap)?;
+    let mut last_sync = live_meta::sync_key(&snap);
+    let mut last_relists = live_meta::relists(&snap);
+    emit(args, &annotated(&last, &snap), &snap)?;
     if !args.watch {
+        if !args.allow_partial && !live_meta::degraded(&snap).is_empty() {
+            eprintln!(
+                "error: the plan is incomplete: a resource is forbidden or failing \
+                 (see \"sync\"); pass --allow-partial to accept it"
+            );
+            return Ok(live_meta::PARTIAL_EXIT);
+        }
         return Ok(0);
     }
     let mut rx = handle.snapshots();
@@ -87,11 +102,32 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         if !snap.ready() {
             continue;
         }
+        let sync = live_meta::sync_key(&snap);
+        // While a resource relists or fails, the view may hold objects of two server
+        // incarnations (one resource relisted from a restarted server, another still
+        // showing the old one): never plan it. The line reports the sync change with
+        // the last consistent plan (`sync.complete` is false).
+        if live_meta::transient(&snap) {
+            if sync != last_sync {
+                emit(args, &annotated(&last, &snap), &snap)?;
+                last_sync = sync;
+            }
+            continue;
+        }
+        // A relist replaced a resource's whole view (410, reconnect, restarted server):
+        // drift learned from the old view is dropped with it.
+        let relists = live_meta::relists(&snap);
+        if relists != last_relists {
+            tracker = DriftTracker::default();
+            last_relists = relists;
+        }
         let json = render(args, &snap, &mut tracker).await?;
-        // One line per change of the plan: events that change nothing print nothing.
-        if json != last {
-            emit(args, &json, &snap)?;
+        // One line per change of the plan or of a resource's sync state (degraded,
+        // recovered): events that change neither print nothing.
+        if json != last || sync != last_sync {
+            emit(args, &annotated(&json, &snap), &snap)?;
             last = json;
+            last_sync = sync;
         }
     }
 }
@@ -153,6 +189,13 @@ fn with_what_if(state: &ClusterState, files: &[PathBuf]) -> Result<ClusterState>
         .add_paths(files)
         .map_err(|e| anyhow::anyhow!("--what-if: {e}"))?;
     Ok(loader.finish())
+}
+
+/// `json` with the live keys (`sync`, `generatedAt`, `resourceVersion`, skipped objects).
+fn annotated(json: &Value, snap: &Snapshot) -> Value {
+    let mut v = json.clone();
+    live_meta::annotate(&mut v, snap);
+    v
 }
 
 /// Prints one plan; a closed stdout is [`super::out::BrokenPipe`] (the watch ends).

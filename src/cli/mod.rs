@@ -9,6 +9,7 @@ pub mod feed;
 mod history;
 mod kueue_config;
 mod live;
+mod live_meta;
 mod out;
 mod plan;
 mod plan_table;

@@ -49,6 +49,8 @@ pub struct Parsed {
     pub item: Option<Item>,
     /// Parser warnings about this object (approximations, deprecated values).
     pub warnings: Vec<String>,
+    /// The object's `metadata.resourceVersion`, as served.
+    pub resource_version: Option<String>,
 }
 
 /// Why an object was skipped: names it and says what is wrong.
@@ -86,6 +88,7 @@ pub fn label(kind: ResourceKind, key: &ObjKey) -> String {
 /// Parses one object of `kind` served as `api_version`.
 pub fn parse(kind: ResourceKind, api_version: &str, obj: RawObject) -> Result<Parsed, Skipped> {
     let key = key_of(&obj);
+    let resource_version = obj.metadata.resource_version.clone();
     let label = || label(kind, &key);
     let mut body = obj.body;
     trim(kind, &mut body);
@@ -134,6 +137,7 @@ pub fn parse(kind: ResourceKind, api_version: &str, obj: RawObject) -> Result<Pa
         key,
         item,
         warnings,
+        resource_version,
     })
 }
 

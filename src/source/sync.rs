@@ -96,6 +96,9 @@ pub struct ResourceSync {
     /// The last failure's message, kept after recovery ("recovered from …").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The newest `metadata.resourceVersion` seen on this resource's objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
 }
 
 impl ResourceSync {
@@ -109,6 +112,7 @@ impl ResourceSync {
             last_event: None,
             relists: 0,
             last_error: None,
+            resource_version: None,
         }
     }
 
@@ -161,6 +165,22 @@ impl ResourceSync {
             self.state,
             SyncState::Synced | SyncState::Forbidden { .. } | SyncState::NotServed { .. }
         )
+    }
+
+    /// Neither forbidden nor failing: the data of this resource can be trusted as
+    /// complete (not served counts: there is nothing to miss).
+    pub fn healthy(&self) -> bool {
+        !matches!(
+            self.state,
+            SyncState::Forbidden { .. } | SyncState::Error { .. }
+        )
+    }
+
+    /// Records the resourceVersion of an object just received.
+    pub fn saw_version(&mut self, rv: Option<&str>) {
+        if let Some(rv) = rv.filter(|v| !v.is_empty()) {
+            self.resource_version = Some(rv.to_string());
+        }
     }
 
     /// Seconds since the last event, for the status bar.

@@ -5,5 +5,6 @@ mod source_support;
 
 mod source_cli;
 mod source_drift;
+mod source_honest;
 mod source_resilience;
 mod source_sync;

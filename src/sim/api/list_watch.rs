@@ -273,6 +273,23 @@ pub(crate) fn watch(
             }
         },
     };
+    // A resourceVersion this store has not reached: the client watched another
+    // incarnation of the server (one restarted with other data). kube-apiserver answers
+    // 504 "Too large resource version" (cause ResourceVersionTooLarge); the client must
+    // relist rather than wait for versions that may never mean the same objects.
+    let current = shared.store.resource_version();
+    if let Some(r) = start_rv.filter(|&r| r > current) {
+        let mut e = ApiError::new(
+            504,
+            "Timeout",
+            format!("Too large resource version: {r}, current: {current}"),
+        );
+        e.details = Some(serde_json::json!({
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1
+        }));
+        return e.into_response();
+    }
     let send_initial = match params.get("sendInitialEvents").map(String::as_str) {
         Some("true") => true,
         Some("false") => false,

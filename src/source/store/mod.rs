@@ -166,6 +166,7 @@ impl Store {
             }
             WatchMsg::InitApply(p) => {
                 ks.sync.on(SyncEvent::Listed, now);
+                ks.sync.saw_version(p.resource_version.as_deref());
                 let buf = ks.buffer.get_or_insert_with(Relist::default);
                 // Clone only evicted workloads: this runs for every event.
                 if let Some(Item::Workload { workload, .. }) = &p.item
@@ -191,6 +192,7 @@ impl Store {
             }
             WatchMsg::Apply(p) => {
                 ks.sync.on(SyncEvent::Event, now);
+                ks.sync.saw_version(p.resource_version.as_deref());
                 if !ks.skipped.is_empty() {
                     ks.skipped.remove(&label(kind, &p.key));
                 }
