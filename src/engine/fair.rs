@@ -765,7 +765,7 @@ fn first_strategy(
             });
             notes.push((
                 w,
-                "would preempt it within its own ClusterQueue (withinClusterQueue)".to_string(),
+                "it is in our own ClusterQueue (withinClusterQueue)".to_string(),
             ));
             if fits_for_fair_sharing(st, ctx) {
                 return (true, targets, Vec::new());
@@ -782,7 +782,7 @@ fn first_strategy(
             notes.push((
                 w,
                 format!(
-                    "would preempt it: {} stays within its nominal quota, so it reclaims regardless of shares",
+                    "{} stays within its nominal quota, so it reclaims regardless of shares",
                     st.cqs[ctx.cq].name()
                 ),
             ));
@@ -812,12 +812,12 @@ fn first_strategy(
                     w,
                     match strategy {
                         PreemptionStrategy::LessThanOrEqualToFinalShare => format!(
-                            "would preempt it: its queue's share after the preemption ({target_name} {}) stays at or above ours ({mine} {}) (LessThanOrEqualToFinalShare)",
+                            "its queue's share after the preemption ({target_name} {}) stays at or above ours ({mine} {}) (LessThanOrEqualToFinalShare)",
                             target_new.text(),
                             preemptor_new.text()
                         ),
                         PreemptionStrategy::LessThanInitialShare => format!(
-                            "would preempt it: its queue's share before the preemption ({target_name} {}) is above ours ({mine} {}) (LessThanInitialShare)",
+                            "its queue's share before the preemption ({target_name} {}) is above ours ({mine} {}) (LessThanInitialShare)",
                             target_old.text(),
                             preemptor_new.text()
                         ),
@@ -855,7 +855,7 @@ fn second_strategy(
             notes.push((
                 w,
                 format!(
-                    "would preempt it: its queue's share before the preemption ({} {}) is above ours ({} {}) (LessThanInitialShare)",
+                    "its queue's share before the preemption ({} {}) is above ours ({} {}) (LessThanInitialShare)",
                     st.cqs[cq].name(),
                     target_old.text(),
                     st.cqs[ctx.cq].name(),

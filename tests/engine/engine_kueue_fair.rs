@@ -2122,7 +2122,7 @@ fn a_fair_preemption_is_explained_in_shares() {
     // a with the workload borrows 1 of 9 lendable (0.11); b after losing b1 borrows 1 (0.11)
     assert!(
         reason.contains(
-            "/b1: would preempt it: its queue's share after the preemption (b 0.11) stays at or above ours (a 0.11)"
+            "would preempt /b1: its queue's share after the preemption (b 0.11) stays at or above ours (a 0.11)"
         ),
         "{reason}"
     );
