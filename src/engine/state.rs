@@ -433,6 +433,7 @@ impl<'a> EngineState<'a> {
         }
 
         let fair = super::fair::FairState::new(cluster, &tree, &frs, opts.fair_sharing);
+        warnings.extend(super::kueue_cfg::config_warnings(cluster));
         EngineState {
             cluster,
             opts: opts.clone(),

@@ -2127,3 +2127,52 @@ fn a_fair_preemption_is_explained_in_shares() {
         "{reason}"
     );
 }
+
+#[test]
+fn configured_behaviour_the_plan_does_not_model_is_a_warning() {
+    use gangplank::model::ConditionStatus;
+    use gangplank::model::kueue_config::WaitForPodsReadyConfig;
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .lq("ns", "lq", "cq")
+        .wl(held("ns", "starting", "cq", 0, "default", &[("cpu", "1")]))
+        .wl(pend("ns", "next", "lq", 0, NOW, &[("cpu", "1")]));
+    let cfg = KueueConfig {
+        wait_for_pods_ready: Some(WaitForPodsReadyConfig {
+            timeout: "5m".to_string(),
+            block_admission: true,
+        }),
+        manage_jobs_without_queue_name: true,
+        ..Default::default()
+    };
+    let warnings = one(&with_config(b.clone(), cfg.clone())).warnings;
+    assert!(
+        warnings.iter().any(|w| w.contains(
+            "waitForPodsReady.blockAdmission is on and 1 admitted workload is not PodsReady (ns/starting)"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("manageJobsWithoutQueueName is on"))
+    );
+    // once its pods are ready, nothing blocks
+    let b = b.wl(
+        held("ns", "starting", "cq", 0, "default", &[("cpu", "1")]).condition(
+            "PodsReady",
+            ConditionStatus::True,
+            "PodsReady",
+            NOW,
+        ),
+    );
+    let warnings = one(&with_config(b, cfg)).warnings;
+    assert!(
+        !warnings.iter().any(|w| w.contains("blockAdmission")),
+        "{warnings:?}"
+    );
+    // without a configuration: none of these
+    let plain = ClusterBuilder::new().flavor("default").build();
+    assert!(one(&plain).warnings.is_empty());
+}
