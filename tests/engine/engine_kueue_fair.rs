@@ -2176,3 +2176,188 @@ fn configured_behaviour_the_plan_does_not_model_is_a_warning() {
     let plain = ClusterBuilder::new().flavor("default").build();
     assert!(one(&plain).warnings.is_empty());
 }
+
+// --- test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go, played
+// cycle by cycle: admissions written back, victims released and requeued, finished
+// workloads removed (as Kueue's controllers would between cycles)
+
+struct Story {
+    state: ClusterState,
+    memory: SchedulerMemory,
+    time: i64,
+}
+
+impl Story {
+    fn new(b: ClusterBuilder) -> Self {
+        Story {
+            state: b.fair_sharing(&[]).build(),
+            memory: SchedulerMemory::default(),
+            time: NOW,
+        }
+    }
+
+    fn key(ns: &str, name: &str) -> (String, String) {
+        (ns.to_string(), name.to_string())
+    }
+
+    fn add(&mut self, w: WlBuilder) {
+        let w = w.0;
+        self.state
+            .workloads
+            .insert(Self::key(&w.namespace, &w.name), std::sync::Arc::new(w));
+    }
+
+    /// Runs cycles until one changes nothing.
+    fn settle(&mut self) {
+        for _ in 0..100 {
+            self.time += 1000;
+            let out = schedule_cycle(
+                &self.state,
+                &self.memory,
+                &PlanOptions {
+                    now: self.time,
+                    ..Default::default()
+                },
+            );
+            self.memory = out.memory.clone();
+            if out.admitted.is_empty() && out.preempted.is_empty() {
+                return;
+            }
+            let mut touched = Vec::new();
+            for a in &out.admitted {
+                let (ns, name) = a.workload.split_once('/').unwrap();
+                let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+                w.admission = Some(a.admission.clone());
+                w.conditions.retain(|c| c.type_ != "QuotaReserved");
+                w.conditions.push(gangplank::model::Condition {
+                    type_: "QuotaReserved".into(),
+                    status: gangplank::model::ConditionStatus::True,
+                    reason: "QuotaReserved".into(),
+                    message: a.message.clone(),
+                    last_transition_time: Some(self.time),
+                });
+                self.add(WlBuilder(w));
+                touched.push(a.cluster_queue.clone());
+            }
+            for p in &out.preempted {
+                // the job stops and Kueue clears the admission: requeued, same position
+                let (ns, name) = p.workload.split_once('/').unwrap();
+                let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+                w.admission = None;
+                w.conditions.retain(|c| c.type_ != "QuotaReserved");
+                self.add(WlBuilder(w));
+                touched.push(p.cluster_queue.clone());
+            }
+            for cq in touched {
+                self.memory.notify_quota_change(&self.state, &cq);
+            }
+        }
+        panic!("the story does not settle");
+    }
+
+    /// Finishes (removes) `n` admitted workloads of `cq`, oldest first.
+    fn finish(&mut self, cq: &str, n: usize) {
+        let mut running: Vec<(i64, (String, String))> = self
+            .state
+            .workloads
+            .values()
+            .filter(|w| w.admission.as_ref().is_some_and(|a| a.cluster_queue == cq))
+            .map(|w| (w.creation_timestamp, Self::key(&w.namespace, &w.name)))
+            .collect();
+        running.sort();
+        for (_, k) in running.into_iter().take(n) {
+            self.state.workloads.remove(&k);
+        }
+        self.memory.notify_quota_change(&self.state, cq);
+    }
+
+    fn running(&self, cq: &str) -> usize {
+        self.state
+            .workloads
+            .values()
+            .filter(|w| w.admission.as_ref().is_some_and(|a| a.cluster_queue == cq))
+            .count()
+    }
+
+    /// Kueue's `weightedShare` status (ceil of the precise share).
+    fn weighted_share(&self, cq: &str) -> f64 {
+        let (cqs, _) = gangplank::engine::fair::share_report(&self.state).unwrap();
+        cqs[cq].drs.weighted()
+    }
+}
+
+fn story_workloads(s: &mut Story, cq: &str, n: usize, from: i64) {
+    for i in 0..n {
+        s.add(pend(
+            "ns",
+            &format!("{cq}-{i:02}"),
+            cq,
+            0,
+            from + i as i64,
+            &[("cpu", "1")],
+        ));
+    }
+}
+
+#[test]
+fn integration_preemption_is_disabled_admits_workloads_respecting_fair_share() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for (n, q) in [("a", "3"), ("b", "1"), ("shared", "4")] {
+        b = b
+            .cq(CqBuilder::new(n).cohort("all").quota("default", "cpu", q))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    story_workloads(&mut s, "a", 10, NOW - 100_000);
+    s.settle();
+    assert_eq!(s.running("a"), 8);
+    assert_eq!(s.weighted_share("a"), 625.0);
+    story_workloads(&mut s, "b", 5, NOW - 50_000);
+    s.settle();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        s.finish("a", 1);
+        s.settle();
+        seen.push((s.running("a"), s.running("b")));
+    }
+    // b, b, b, then a (equal shares 375: a's workloads are older)
+    assert_eq!(seen, [(7, 1), (6, 2), (5, 3), (5, 3)]);
+    assert_eq!(
+        (s.weighted_share("a"), s.weighted_share("b")),
+        (250.0, 250.0)
+    );
+    s.finish("a", 2);
+    s.settle();
+    assert_eq!((s.running("a"), s.running("b")), (4, 4));
+    assert_eq!(
+        (s.weighted_share("a"), s.weighted_share("b")),
+        (125.0, 375.0)
+    );
+}
+
+#[test]
+fn integration_preemption_is_enabled_admits_workloads_respecting_fair_share() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for n in ["a", "b", "c"] {
+        b = b
+            .cq(CqBuilder::new(n)
+                .cohort("all")
+                .quota("default", "cpu", "3")
+                .preemption(W::LowerPriority, R::Any))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    story_workloads(&mut s, "a", 10, NOW - 100_000);
+    s.settle();
+    assert_eq!(s.running("a"), 9);
+    assert_eq!(s.weighted_share("a"), 6.0 * 1000.0 / 9.0);
+    story_workloads(&mut s, "b", 5, NOW - 50_000);
+    s.settle();
+    assert_eq!((s.running("a"), s.running("b")), (5, 4));
+    assert_eq!(s.weighted_share("a"), 2.0 * 1000.0 / 9.0);
+    assert_eq!(s.weighted_share("b"), 1.0 * 1000.0 / 9.0);
+    s.add(pend("ns", "c0", "c", 0, NOW - 10_000, &[("cpu", "1")]));
+    s.settle();
+    assert_eq!((s.running("a"), s.running("b"), s.running("c")), (4, 4, 1));
+    assert_eq!(s.weighted_share("a").ceil(), 112.0);
+}
