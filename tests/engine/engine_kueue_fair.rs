@@ -2361,3 +2361,187 @@ fn integration_preemption_is_enabled_admits_workloads_respecting_fair_share() {
     assert_eq!((s.running("a"), s.running("b"), s.running("c")), (4, 4, 1));
     assert_eq!(s.weighted_share("a").ceil(), 112.0);
 }
+
+impl Story {
+    /// One cycle: admissions written back; victims get `Evicted=True` and keep their
+    /// quota until [`Story::release`] (their job is still stopping).
+    fn cycle_keeping_victims(&mut self) -> gangplank::engine::CycleOutcome {
+        self.time += 1000;
+        let out = schedule_cycle(
+            &self.state,
+            &self.memory,
+            &PlanOptions {
+                now: self.time,
+                ..Default::default()
+            },
+        );
+        self.memory = out.memory.clone();
+        for a in &out.admitted {
+            let (ns, name) = a.workload.split_once('/').unwrap();
+            let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+            w.admission = Some(a.admission.clone());
+            w.conditions
+                .retain(|c| c.type_ != "QuotaReserved" && c.type_ != "Evicted");
+            w.conditions.push(gangplank::model::Condition {
+                type_: "QuotaReserved".into(),
+                status: gangplank::model::ConditionStatus::True,
+                reason: "QuotaReserved".into(),
+                message: a.message.clone(),
+                last_transition_time: Some(self.time),
+            });
+            self.add(WlBuilder(w));
+        }
+        for p in &out.preempted {
+            let (ns, name) = p.workload.split_once('/').unwrap();
+            let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+            if !w.is_evicted() {
+                w.conditions.push(gangplank::model::Condition {
+                    type_: "Evicted".into(),
+                    status: gangplank::model::ConditionStatus::True,
+                    reason: "Preempted".into(),
+                    message: p.message.clone(),
+                    last_transition_time: Some(self.time),
+                });
+            }
+            self.add(WlBuilder(w));
+        }
+        out
+    }
+
+    /// The victim's job stopped: Kueue clears its admission and requeues it.
+    fn release(&mut self, ns: &str, name: &str) {
+        let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+        let cq = w.admission.take().map(|a| a.cluster_queue).unwrap();
+        w.conditions.retain(|c| c.type_ != "QuotaReserved");
+        self.add(WlBuilder(w));
+        self.memory.notify_quota_change(&self.state, &cq);
+    }
+}
+
+#[test]
+fn integration_zero_weight_should_not_cause_an_infinite_preemption_cycle() {
+    let mut b = ClusterBuilder::new().flavor("default").cohort(
+        "top-cohort",
+        None,
+        vec![rg(&["cpu"], vec![fq("default", vec![rq("cpu", "8")])])],
+    );
+    for n in ["best-effort-cq-a", "best-effort-cq-b"] {
+        b = b
+            .cq(CqBuilder::new(n)
+                .cohort("top-cohort")
+                .fair_sharing_weight("0")
+                .quota("default", "cpu", "0")
+                .preemption(W::Never, R::Any))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    s.add(pend(
+        "ns",
+        "a1",
+        "best-effort-cq-a",
+        9001,
+        NOW - 3000,
+        &[("cpu", "4")],
+    ));
+    s.add(pend(
+        "ns",
+        "a2",
+        "best-effort-cq-a",
+        100,
+        NOW - 2000,
+        &[("cpu", "4")],
+    ));
+    s.settle();
+    assert_eq!(s.running("best-effort-cq-a"), 2);
+    s.add(pend(
+        "ns",
+        "b1",
+        "best-effort-cq-b",
+        100,
+        NOW - 1000,
+        &[("cpu", "4")],
+    ));
+    let out = s.cycle_keeping_victims();
+    let victims: Vec<(&str, &str)> = out
+        .preempted
+        .iter()
+        .map(|p| (p.workload.as_str(), p.reason.as_str()))
+        .collect();
+    assert_eq!(victims, [("ns/a2", FAIR)]);
+    s.release("ns", "a2");
+    s.settle();
+    assert_eq!(
+        (s.running("best-effort-cq-a"), s.running("best-effort-cq-b")),
+        (1, 1)
+    );
+    // settled: a2 cannot take its quota back (no preemption cycle)
+    let out = s.cycle_keeping_victims();
+    assert!(out.preempted.is_empty() && out.admitted.is_empty());
+}
+
+#[test]
+fn integration_should_prevent_other_workloads_from_stealing_quota_when_preemptor_is_waiting_for_multiple_evictions()
+ {
+    let queue = |n: &str, cpu: &str, mem: &str| {
+        CqBuilder::new(n)
+            .cohort("thrash-cohort")
+            .group(rg(
+                &["cpu", "memory"],
+                vec![fq("default", vec![rq("cpu", cpu), rq("memory", mem)])],
+            ))
+            .preemption(W::Never, R::Any)
+    };
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(queue("cq-1", "10", "0"))
+        .cq(queue("cq-2", "0", "10"))
+        .lq("ns", "cq-1", "cq-1")
+        .lq("ns", "cq-2", "cq-2");
+    let mut s = Story::new(b);
+    let mut cfg = s.state.kueue_config.take().unwrap();
+    cfg.feature_gates
+        .insert("PrioritizePreemptorWorkloads".to_string(), true);
+    s.state.kueue_config = Some(cfg);
+    s.add(pend(
+        "ns",
+        "wl-a",
+        "cq-2",
+        100,
+        NOW - 3000,
+        &[("cpu", "1"), ("memory", "0")],
+    ));
+    s.add(pend(
+        "ns",
+        "wl-b",
+        "cq-2",
+        100,
+        NOW - 2000,
+        &[("cpu", "1"), ("memory", "0")],
+    ));
+    s.settle();
+    assert_eq!(s.running("cq-2"), 2);
+    s.add(pend(
+        "ns",
+        "preemptor",
+        "cq-1",
+        0,
+        NOW - 1000,
+        &[("cpu", "10"), ("memory", "10")],
+    ));
+    let out = s.cycle_keeping_victims();
+    let mut victims: Vec<&str> = out.preempted.iter().map(|p| p.workload.as_str()).collect();
+    victims.sort();
+    assert_eq!(victims, ["ns/wl-a", "ns/wl-b"]);
+    s.release("ns", "wl-a");
+    for _ in 0..3 {
+        let out = s.cycle_keeping_victims();
+        assert!(
+            !out.admitted.iter().any(|a| a.workload == "ns/wl-a"),
+            "wl-a stole the preemptor's quota"
+        );
+    }
+    s.release("ns", "wl-b");
+    let out = s.cycle_keeping_victims();
+    let admitted: Vec<&str> = out.admitted.iter().map(|a| a.workload.as_str()).collect();
+    assert_eq!(admitted, ["ns/preemptor"]);
+}
