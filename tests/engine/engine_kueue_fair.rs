@@ -2545,3 +2545,133 @@ fn integration_should_prevent_other_workloads_from_stealing_quota_when_preemptor
     let admitted: Vec<&str> = out.admitted.iter().map(|a| a.workload.as_str()).collect();
     assert_eq!(admitted, ["ns/preemptor"]);
 }
+
+impl Story {
+    fn cohort_share(&self, cohort: &str) -> f64 {
+        let (_, cohorts) = gangplank::engine::fair::share_report(&self.state).unwrap();
+        cohorts[cohort].drs.weighted()
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn integration_hierarchical_cohorts_admits_workloads_respecting_fair_share() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for (c, p) in [
+        ("first-left", "root"),
+        ("first-right", "root"),
+        ("second-left", "first-left"),
+        ("second-right", "first-left"),
+    ] {
+        b = cohort_obj(b, c, Some(p), None);
+    }
+    b = cohort_obj(b, "bank", Some("first-right"), Some("10"));
+    for n in ["second-left", "second-right"] {
+        b = b
+            .cq(CqBuilder::new(n).cohort(n).quota("default", "cpu", "2"))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    for i in 0..5 {
+        for n in ["second-left", "second-right"] {
+            s.add(pend(
+                "ns",
+                &format!("{n}-{i}"),
+                n,
+                0,
+                NOW - 10_000 + i,
+                &[("cpu", "1")],
+            ));
+        }
+    }
+    s.settle();
+    assert_eq!(
+        (s.running("second-left"), s.running("second-right")),
+        (5, 5)
+    );
+    assert!(close(s.cohort_share("first-left"), 6.0 * 1000.0 / 14.0));
+    assert!(close(s.cohort_share("first-right"), 0.0));
+    assert!(close(s.cohort_share("second-left"), 3.0 * 1000.0 / 14.0));
+    assert!(close(s.cohort_share("second-right"), 3.0 * 1000.0 / 14.0));
+    assert!(close(s.cohort_share("bank"), 0.0));
+}
+
+#[test]
+fn integration_hierarchical_cohorts_preempts_workloads_to_enforce_fair_share() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    b = cohort_obj(b, "root", None, Some("12"));
+    b = cohort_obj(b, "research", Some("root"), None);
+    b = cohort_obj(b, "chemistry", Some("research"), None);
+    b = cohort_obj(b, "physics", Some("research"), None);
+    b = cohort_obj(b, "llm", Some("research"), None).cohort_weight("llm", "2.0");
+    b = cohort_obj(b, "best-effort", Some("root"), None).cohort_weight("best-effort", "0.5");
+    let queues = [
+        ("chemistry-queue", "chemistry", true),
+        ("physics-queue", "physics", true),
+        ("llm-queue", "llm", true),
+        ("best-effort-queue", "best-effort", false),
+    ];
+    for (q, c, reclaim) in queues {
+        let mut cq = CqBuilder::new(q).cohort(c).quota("default", "cpu", "0");
+        if reclaim {
+            cq = cq.preemption(W::Never, R::LowerPriority);
+        }
+        b = b.cq(cq).lq("ns", q, q);
+    }
+    let mut s = Story::new(b);
+    let mut t = NOW - 100_000;
+    for i in 0..6 {
+        for q in ["best-effort-queue", "physics-queue"] {
+            t += 1;
+            s.add(pend(
+                "ns",
+                &format!("{q}-old-{i}"),
+                q,
+                -1,
+                t,
+                &[("cpu", "1")],
+            ));
+        }
+    }
+    s.settle();
+    assert!(close(s.cohort_share("best-effort"), 1000.0));
+    assert!(close(s.cohort_share("physics"), 500.0));
+    assert_eq!(
+        (s.running("best-effort-queue"), s.running("physics-queue")),
+        (6, 6)
+    );
+    for i in 0..6 {
+        for (q, _, _) in queues {
+            t += 1;
+            s.add(pend(
+                "ns",
+                &format!("{q}-new-{i}"),
+                q,
+                100,
+                t,
+                &[("cpu", "1")],
+            ));
+        }
+    }
+    s.settle();
+    assert!(close(
+        s.cohort_share("best-effort"),
+        4.0 * 1000.0 / 12.0 / 0.5
+    ));
+    assert!(close(s.cohort_share("research"), 8.0 * 1000.0 / 12.0));
+    assert!(close(s.cohort_share("chemistry"), 2.0 * 1000.0 / 12.0));
+    assert!(close(s.cohort_share("physics"), 2.0 * 1000.0 / 12.0));
+    assert!(close(s.cohort_share("llm"), 4.0 * 1000.0 / 12.0 / 2.0));
+    assert_eq!(
+        [
+            s.running("best-effort-queue"),
+            s.running("chemistry-queue"),
+            s.running("physics-queue"),
+            s.running("llm-queue")
+        ],
+        [4, 2, 2, 4]
+    );
+}
