@@ -2675,3 +2675,196 @@ fn integration_hierarchical_cohorts_preempts_workloads_to_enforce_fair_share() {
         [4, 2, 2, 4]
     );
 }
+
+impl Story {
+    /// One cycle, then every victim's job stops (released) and cycles run until quiet.
+    fn step_and_settle(&mut self) {
+        let out = self.cycle_keeping_victims();
+        for p in &out.preempted {
+            let (ns, name) = p.workload.split_once('/').unwrap();
+            self.release(ns, name);
+        }
+        self.settle();
+    }
+}
+
+/// "ClusterQueue head is ineligible for admission due to DominantResourceShare":
+/// root-cohort › cohort-a (9 cpu) › cq-p1, cq-p2 (0 cpu, weight 1); cq-p1 runs 4 × 2.
+fn ineligible_head(blocking: &[(&str, i32)], last: &str) -> Story {
+    let flavor_q = |n: &str| {
+        CqBuilder::new(n)
+            .cohort("cohort-a")
+            .fair_sharing_weight("1")
+            .quota("flavor1", "cpu", "0")
+            .fungibility(
+                FungibilityPolicy::TryNextFlavor,
+                FungibilityPolicy::TryNextFlavor,
+                None,
+            )
+            .preemption(W::LowerPriority, R::Any)
+    };
+    let b = ClusterBuilder::new()
+        .flavor("flavor1")
+        .cohort(
+            "cohort-a",
+            Some("root-cohort"),
+            vec![rg(&["cpu"], vec![fq("flavor1", vec![rq("cpu", "9")])])],
+        )
+        .cohort_weight("cohort-a", "1")
+        .cq(flavor_q("cq-p1"))
+        .cq(flavor_q("cq-p2"))
+        .lq("ns", "cq-p1", "cq-p1")
+        .lq("ns", "cq-p2", "cq-p2");
+    let mut s = Story::new(b);
+    for i in 0..4 {
+        s.add(pend(
+            "ns",
+            &format!("p1-{i}"),
+            "cq-p1",
+            0,
+            NOW - 100_000 + i,
+            &[("cpu", "2")],
+        ));
+    }
+    s.settle();
+    assert_eq!(s.running("cq-p1"), 4);
+    for (i, (q, prio)) in blocking.iter().enumerate() {
+        s.add(pend(
+            "ns",
+            &format!("blocking-{i}"),
+            "cq-p2",
+            *prio,
+            NOW - 50_000 + i as i64,
+            &[("cpu", q)],
+        ));
+        s.step_and_settle();
+        assert_eq!(s.running("cq-p2"), 0, "the {q}-cpu head cannot be admitted");
+    }
+    s.add(pend(
+        "ns",
+        "last",
+        "cq-p2",
+        0,
+        NOW - 10_000,
+        &[("cpu", last)],
+    ));
+    s.step_and_settle();
+    s
+}
+
+#[test]
+fn integration_workload_of_size_5_preempts_using_less_than_initial_share_policy_and_admits() {
+    let s = ineligible_head(&[], "5");
+    assert_eq!((s.running("cq-p1"), s.running("cq-p2")), (2, 1));
+    assert!(close(s.weighted_share("cq-p1"), 4.0 * 1000.0 / 9.0));
+    assert!(close(s.weighted_share("cq-p2"), 5.0 * 1000.0 / 9.0));
+}
+
+#[test]
+fn integration_workload_of_size_5_admits_with_inadmissible_higher_priority_workload_at_cluster_queue_head()
+ {
+    let s = ineligible_head(&[("6", 999)], "5");
+    assert_eq!((s.running("cq-p1"), s.running("cq-p2")), (2, 1));
+    assert!(close(s.weighted_share("cq-p2"), 5.0 * 1000.0 / 9.0));
+}
+
+#[test]
+fn integration_workload_of_size_4_admits_with_inadmissible_higher_priority_workload_at_cluster_queue_head()
+ {
+    let s = ineligible_head(&[("6", 999)], "4");
+    assert_eq!((s.running("cq-p1"), s.running("cq-p2")), (2, 1));
+    assert!(close(s.weighted_share("cq-p1"), 4.0 * 1000.0 / 9.0));
+    assert!(close(s.weighted_share("cq-p2"), 4.0 * 1000.0 / 9.0));
+}
+
+#[test]
+fn integration_workload_admits_when_several_higher_priority_blocking_workloads_in_front() {
+    let s = ineligible_head(&[("7", 999), ("6", 999)], "5");
+    assert_eq!((s.running("cq-p1"), s.running("cq-p2")), (2, 1));
+    assert!(close(s.weighted_share("cq-p2"), 5.0 * 1000.0 / 9.0));
+}
+
+/// "ClusterQueue head has inadmissible workload": root › cohort-a (3 cpu) › cq1 (0);
+/// cq2 (0) directly under root runs 2 × 1 cpu.
+fn head_inadmissible() -> Story {
+    let q = |n: &str, cohort: &str| {
+        CqBuilder::new(n)
+            .cohort(cohort)
+            .fair_sharing_weight("1")
+            .quota("flavor1", "cpu", "0")
+            .fungibility(
+                FungibilityPolicy::TryNextFlavor,
+                FungibilityPolicy::TryNextFlavor,
+                None,
+            )
+            .preemption(W::LowerPriority, R::Any)
+    };
+    let b = ClusterBuilder::new()
+        .flavor("flavor1")
+        .cohort(
+            "cohort-a",
+            Some("root"),
+            vec![rg(&["cpu"], vec![fq("flavor1", vec![rq("cpu", "3")])])],
+        )
+        .cohort_weight("cohort-a", "1")
+        .cq(q("cq1", "cohort-a"))
+        .cq(q("cq2", "root"))
+        .lq("ns", "cq1", "cq1")
+        .lq("ns", "cq2", "cq2");
+    let mut s = Story::new(b);
+    for i in 0..2 {
+        s.add(pend(
+            "ns",
+            &format!("cq2-{i}"),
+            "cq2",
+            0,
+            NOW - 100_000 + i,
+            &[("cpu", "1")],
+        ));
+    }
+    s.settle();
+    assert_eq!(s.running("cq2"), 2);
+    s
+}
+
+#[test]
+fn integration_workload_which_fits_behind_cluster_queue_head_is_able_to_admit() {
+    let mut s = head_inadmissible();
+    s.add(pend("ns", "big", "cq1", 999, NOW - 50_000, &[("cpu", "4")]));
+    s.step_and_settle();
+    assert_eq!(s.running("cq1"), 0);
+    s.add(pend("ns", "fits", "cq1", 0, NOW - 40_000, &[("cpu", "3")]));
+    s.step_and_settle();
+    assert_eq!((s.running("cq1"), s.running("cq2")), (1, 0));
+    assert!(close(s.weighted_share("cq1"), 1000.0));
+    assert!(close(s.weighted_share("cq2"), 0.0));
+}
+
+#[test]
+fn integration_sticky_workload_deleted_next_workload_can_admit() {
+    let mut s = head_inadmissible();
+    s.add(pend(
+        "ns",
+        "sticky",
+        "cq1",
+        99,
+        NOW - 50_000,
+        &[("cpu", "3")],
+    ));
+    let out = s.cycle_keeping_victims();
+    assert_eq!(out.preempted.len(), 2, "the sticky preemptor evicts both");
+    s.add(pend("ns", "next", "cq1", 0, NOW - 40_000, &[("cpu", "3")]));
+    s.state.workloads.remove(&Story::key("ns", "sticky"));
+    s.release("ns", "cq2-0");
+    s.release("ns", "cq2-1");
+    s.settle();
+    let running: Vec<String> = s
+        .state
+        .workloads
+        .values()
+        .filter(|w| w.admission.is_some())
+        .map(|w| w.name.clone())
+        .collect();
+    assert_eq!(running, ["next"]);
+    assert!(close(s.weighted_share("cq1"), 1000.0));
+}
