@@ -68,6 +68,13 @@ async fn live(args: &ConfigArgs) -> Result<(Option<KueueConfig>, Vec<String>)> {
     let client = crate::source::connect(&args.cluster_args, Duration::from_secs(30))
         .await
         .context("cannot connect to the cluster")?;
+    fetch(client).await
+}
+
+/// Kueue's configuration from the ConfigMap, once: `None` plus a warning when it is
+/// missing or cannot be read (no RBAC); an error only for a transport failure or a
+/// ConfigMap that is not a valid Configuration.
+pub async fn fetch(client: kube::Client) -> Result<(Option<KueueConfig>, Vec<String>)> {
     let api: Api<ConfigMap> = Api::namespaced(client, CONFIG_MAP_NAMESPACE);
     let what = format!("ConfigMap {CONFIG_MAP_NAMESPACE}/{CONFIG_MAP_NAME}");
     match api.get_opt(CONFIG_MAP_NAME).await {

@@ -44,6 +44,24 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         ..SourceOptions::default()
     };
     let client = source::connect_source(&args.cluster, &mut opts).await?;
+    // Kueue's configuration, read once (the live source does not watch it): a
+    // ConfigMap that is missing or forbidden is a warning, and the defaults apply.
+    let cluster_cfg = if args.kueue_config.is_some() {
+        None
+    } else {
+        match super::kueue_config::fetch(client.clone()).await {
+            Ok((cfg, notes)) => {
+                for n in notes {
+                    eprintln!("warning: {n}");
+                }
+                cfg
+            }
+            Err(e) => {
+                eprintln!("warning: {e:#}; Kueue's defaults apply");
+                None
+            }
+        }
+    };
     let handle = source::start(client, opts).await;
     let snap = match handle
         .wait_synced(Duration::from_secs(args.sync_timeout))
@@ -70,7 +88,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         eprintln!("warning: skipped {}: {}", s.object, s.error);
     }
     let mut tracker = DriftTracker::default();
-    let mut last = render(args, &snap, &mut tracker).await?;
+    let mut last = render(args, &snap, &mut tracker, cluster_cfg.as_ref()).await?;
     let mut last_sync = live_meta::sync_key(&snap);
     let mut last_relists = live_meta::relists(&snap);
     emit(args, &annotated(&last, &snap), &snap)?;
@@ -121,7 +139,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
             tracker = DriftTracker::default();
             last_relists = relists;
         }
-        let json = render(args, &snap, &mut tracker).await?;
+        let json = render(args, &snap, &mut tracker, cluster_cfg.as_ref()).await?;
         // One line per change of the plan or of a resource's sync state (degraded,
         // recovered): events that change neither print nothing.
         if json != last || sync != last_sync {
@@ -137,13 +155,14 @@ async fn render(
     args: &PlanArgs,
     snap: &Arc<Snapshot>,
     tracker: &mut DriftTracker,
+    cluster_cfg: Option<&crate::model::kueue_config::KueueConfig>,
 ) -> Result<Value> {
     let snap = snap.clone();
     let what_if = args.what_if.clone();
     let max_cycles = args.max_cycles;
     let kueue_cfg = match &args.kueue_config {
         Some(p) => Some(super::plan::read_kueue_config(p).map_err(anyhow::Error::msg)?),
-        None => None,
+        None => cluster_cfg.cloned(),
     };
     let now = match &args.now {
         Some(_) => super::time::now_or(args.now.as_deref())?,

@@ -15,6 +15,7 @@ pub mod context;
 pub mod finding;
 pub mod gang;
 pub mod jobs;
+pub mod kueue_config;
 pub mod nodes;
 pub mod priority;
 pub mod queues;
@@ -63,6 +64,8 @@ pub mod ids {
     pub const DEPRECATED_API_FIELD: &str = "deprecated-api-field";
     pub const DEPRECATED_FUNGIBILITY_VALUE: &str = "deprecated-fungibility-value";
     pub const API_VERSION_NOT_SERVED: &str = "api-version-not-served";
+    pub const KUEUE_CONFIGURATION: &str = "kueue-configuration";
+    pub const FAIR_SHARING_WEIGHT_UNUSED: &str = "fair-sharing-weight-unused";
 }
 
 /// Every check id `run` can emit, in documentation order.
@@ -91,6 +94,8 @@ pub const CHECK_IDS: &[&str] = &[
     ids::DEPRECATED_API_FIELD,
     ids::DEPRECATED_FUNGIBILITY_VALUE,
     ids::API_VERSION_NOT_SERVED,
+    ids::KUEUE_CONFIGURATION,
+    ids::FAIR_SHARING_WEIGHT_UNUSED,
 ];
 
 /// Inputs to the checks besides the cluster state.
@@ -148,5 +153,6 @@ pub fn run(state: &ClusterState, opts: &DoctorOptions) -> Report {
     priority::check(&ctx, &mut out);
     gang::check(&ctx, &mut out);
     api::check(&ctx, &mut out);
+    kueue_config::check(&ctx, &mut out);
     Report::new(out)
 }

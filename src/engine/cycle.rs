@@ -265,7 +265,8 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             .map(|(i, _)| i)
             .collect();
         let mut order = Vec::with_capacity(entries.len());
-        while let Some(i) = super::fair::next_entry(st, &mut entries, &mut remaining) {
+        let mut memo = super::fair::Tournament::default();
+        while let Some(i) = super::fair::next_entry(st, &mut entries, &mut remaining, &mut memo) {
             process(st, &mut entries[i], &mut proc, &mut result);
             order.push(i);
         }

@@ -366,7 +366,7 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
     ) {
         for (v, note) in &e.victim_notes {
             ex.reason
-                .push_str(&format!("; {}: {note}", st.wls[*v].key()));
+                .push_str(&format!("; would preempt {}: {note}", st.wls[*v].key()));
         }
         if let Some(note) = &e.fair_note
             && matches!(

@@ -48,7 +48,12 @@ pub struct FairState {
     pub keys: Vec<Vec<bool>>,
     /// `calculateLendable(node)` per node (quota only, so computed once): resource
     /// name → Σ over the root's (flavor, resource) of `potentialAvailable(node)`.
-    pub lendable: Vec<BTreeMap<String, i128>>,
+    pub lendable: Vec<Vec<i128>>,
+    /// fr → index of its resource name in `res_names` (alphabetical).
+    pub res_of: Vec<usize>,
+    pub res_names: Vec<String>,
+    /// Root node → the ClusterQueues of its tree (`SubtreeClusterQueues`).
+    pub cqs_by_root: BTreeMap<NodeId, Vec<CqIdx>>,
     /// Why each victim of the last fair preemption search was chosen, in words.
     pub last_notes: Vec<(WlIdx, String)>,
 }
@@ -60,6 +65,7 @@ impl FairState {
         cluster: &ClusterState,
         tree: &QuotaTree,
         frs: &super::quota::FrTable,
+        node_cq: &[Option<CqIdx>],
         force: bool,
     ) -> Self {
         let default_cfg = KueueConfig::default();
@@ -101,21 +107,44 @@ impl FairState {
             }
         }
         let enabled = force || cfg.fair_sharing_enabled();
-        let mut lendable = vec![BTreeMap::new(); tree.nodes.len()];
+        let mut res_names: Vec<String> = (0..tree.nfr)
+            .map(|fr| frs.resource(fr).to_string())
+            .collect();
+        res_names.sort();
+        res_names.dedup();
+        let res_of: Vec<usize> = (0..tree.nfr)
+            .map(|fr| {
+                res_names
+                    .binary_search_by(|r| r.as_str().cmp(frs.resource(fr)))
+                    .expect("interned")
+            })
+            .collect();
+        let mut lendable = vec![Vec::new(); tree.nodes.len()];
         if enabled {
             for (n, l) in lendable.iter_mut().enumerate() {
+                *l = vec![0; res_names.len()];
                 let root = tree.root(n);
                 for (fr, &k) in keys[root].iter().enumerate() {
                     if k {
-                        *l.entry(frs.resource(fr).to_string()).or_default() +=
-                            tree.potential_available(n, fr);
+                        l[res_of[fr]] += tree.potential_available(n, fr);
                     }
+                }
+            }
+        }
+        let mut cqs_by_root: BTreeMap<NodeId, Vec<CqIdx>> = BTreeMap::new();
+        if enabled {
+            for (n, c) in node_cq.iter().enumerate() {
+                if let Some(c) = c {
+                    cqs_by_root.entry(tree.root(n)).or_default().push(*c);
                 }
             }
         }
         FairState {
             enabled,
+            cqs_by_root,
             lendable,
+            res_of,
+            res_names,
             strategies,
             prioritize_non_borrowing: cfg.gate("FairSharingPrioritizeNonBorrowing"),
             preempt_within_nominal: cfg.gate("FairSharingPreemptWithinNominal"),
@@ -125,6 +154,13 @@ impl FairState {
             keys,
             last_notes: Vec::new(),
         }
+    }
+}
+
+impl FairState {
+    /// The ClusterQueues of the tree whose root is `root`.
+    pub fn tree_cqs(&self, root: NodeId) -> &[CqIdx] {
+        self.cqs_by_root.get(&root).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -202,11 +238,17 @@ pub fn compare(a: &Drs, b: &Drs) -> Ordering {
 
 /// `dominantResourceShare(node, nil)` on the current snapshot.
 pub fn drs(st: &EngineState<'_>, n: NodeId) -> Drs {
-    drs_in(&st.tree, &st.fair, &st.frs, n)
+    drs_in(&st.tree, &st.fair, n)
 }
 
 /// [`drs`] on any copy of the quota tree.
-pub fn drs_in(tree: &QuotaTree, fair: &FairState, frs: &super::quota::FrTable, n: NodeId) -> Drs {
+pub fn drs_in(tree: &QuotaTree, fair: &FairState, n: NodeId) -> Drs {
+    drs_with(tree, fair, n, &[])
+}
+
+/// `dominantResourceShare(node, wlReq)`: the share with `extra` added to the node's
+/// own usage (no mutation of the tree).
+pub fn drs_with(tree: &QuotaTree, fair: &FairState, n: NodeId, extra: &[(FrId, i128)]) -> Drs {
     let node = &tree.nodes[n];
     let mut out = Drs {
         weight: fair.weights[n],
@@ -218,14 +260,22 @@ pub fn drs_in(tree: &QuotaTree, fair: &FairState, frs: &super::quota::FrTable, n
     let Some(parent) = node.parent else {
         return out;
     };
-    let mut borrowed: BTreeMap<&str, i128> = BTreeMap::new();
+    let mut borrowed: Vec<i128> = Vec::new();
     for fr in 0..tree.nfr {
         if !fair.keys[n][fr] {
             continue;
         }
-        let b = node.usage[fr] - node.subtree[fr];
+        let add: i128 = extra
+            .iter()
+            .filter(|(f, _)| *f == fr)
+            .map(|(_, q)| *q)
+            .sum();
+        let b = node.usage[fr] + add - node.subtree[fr];
         if b > 0 {
-            *borrowed.entry(frs.resource(fr)).or_default() += b;
+            if borrowed.is_empty() {
+                borrowed = vec![0; fair.res_names.len()];
+            }
+            borrowed[fair.res_of[fr]] += b;
             out.borrowed_frs.push(fr);
         }
     }
@@ -235,16 +285,20 @@ pub fn drs_in(tree: &QuotaTree, fair: &FairState, frs: &super::quota::FrTable, n
     out.borrowing = true;
     // calculateLendable(parent), cached: it depends on quotas only
     let lendable = &fair.lendable[parent];
-    // BTreeMap order: on equal ratios the alphabetically smaller resource wins
-    for (res, b) in borrowed {
-        let l = *lendable.get(res).unwrap_or(&0);
-        if l > 0 {
+    // resource names in alphabetical order: on equal ratios the smaller name wins
+    let mut dominant = None;
+    for (r, &b) in borrowed.iter().enumerate() {
+        let l = lendable.get(r).copied().unwrap_or(0);
+        if b > 0 && l > 0 {
             let ratio = b as f64 * 1000.0 / l as f64;
             if ratio > out.ratio {
                 out.ratio = ratio;
-                out.dominant = res.to_string();
+                dominant = Some(r);
             }
         }
+    }
+    if let Some(r) = dominant {
+        out.dominant = fair.res_names[r].clone();
     }
     out
 }
@@ -261,11 +315,9 @@ pub fn no_candidates_note(st: &EngineState<'_>, cq: CqIdx, usage: &[(FrId, i128)
     let Some(parent) = st.tree.nodes[node].parent else {
         return "fair sharing: the ClusterQueue has no cohort, so only its own workloads can be preempted".to_string();
     };
-    let mut tree = st.tree.clone();
-    tree.add_all(node, usage);
-    let mine = drs_in(&tree, &st.fair, &st.frs, node);
+    let mine = drs_with(&st.tree, &st.fair, node, usage);
     let mut others: Vec<String> = Vec::new();
-    for c in st.cqs_in_same_tree(cq) {
+    for &c in st.fair.tree_cqs(st.tree.root(node)) {
         if c == cq {
             continue;
         }
@@ -294,21 +346,29 @@ pub fn no_candidates_note(st: &EngineState<'_>, cq: CqIdx, usage: &[(FrId, i128)
 // ---------------------------------------------------------------------------
 // Tournament (fair_sharing_iterator.go)
 
-/// One head's DRS per cohort on its path, with its usage simulated in.
-struct Scores {
-    /// (parent cohort, entry) → DRS of the entry's ancestor just below that cohort.
-    drs: BTreeMap<(NodeId, usize), Drs>,
+/// One head's DRS at each cohort on its path, with its usage simulated in: (cohort,
+/// DRS of the head's node just below that cohort), from its ClusterQueue's parent up.
+type Scores = Vec<(NodeId, Drs)>;
+
+fn score_at(scores: &Scores, cohort: NodeId) -> Option<&Drs> {
+    scores.iter().find(|(c, _)| *c == cohort).map(|(_, d)| d)
 }
 
+fn usage_of(e: &Entry) -> &[(FrId, i128)] {
+    match e.assignment.as_ref() {
+        Some(a) => &a.usage,
+        None => &[],
+    }
+}
+
+/// `entryComparer.less`: is head `a` (share `da` at this cohort) before head `b`?
 fn entry_less(
     st: &EngineState<'_>,
-    entries: &[Entry],
-    scores: &Scores,
-    a: usize,
-    b: usize,
-    cohort: NodeId,
+    ea: &Entry,
+    eb: &Entry,
+    da: &Drs,
+    db: &Drs,
 ) -> (bool, Criterion) {
-    let (ea, eb) = (&entries[a], &entries[b]);
     if st.fair.prioritize_preemptors {
         let pa = st.cqs[ea.cq].sticky == Some(ea.wl);
         let pb = st.cqs[eb.cq].sticky == Some(eb.wl);
@@ -316,18 +376,9 @@ fn entry_less(
             return (pa, Criterion::Preemptor);
         }
     }
-    let neg = Drs::negative();
-    let da = scores.drs.get(&(cohort, a)).unwrap_or(&neg);
-    let db = scores.drs.get(&(cohort, b)).unwrap_or(&neg);
     if st.fair.prioritize_non_borrowing {
-        let usage = |e: &Entry| {
-            e.assignment
-                .as_ref()
-                .map(|a| a.usage.clone())
-                .unwrap_or_default()
-        };
-        let ba = da.borrowing_on(&usage(ea));
-        let bb = db.borrowing_on(&usage(eb));
+        let ba = da.borrowing_on(usage_of(ea));
+        let bb = db.borrowing_on(usage_of(eb));
         if ba != bb {
             return (!ba, Criterion::NonBorrowing);
         }
@@ -359,8 +410,8 @@ enum Criterion {
 fn run_tournament(
     st: &EngineState<'_>,
     entries: &[Entry],
-    scores: &Scores,
-    by_cq: &BTreeMap<CqIdx, usize>,
+    scores: &[Option<Scores>],
+    by_cq: &[Option<usize>],
     cohort: NodeId,
 ) -> Option<usize> {
     let mut candidates = Vec::new();
@@ -370,13 +421,20 @@ fn run_tournament(
         }
     }
     for &c in &st.tree.nodes[cohort].child_cqs {
-        if let Some(&e) = st.node_cq[c].and_then(|cq| by_cq.get(&cq)) {
+        if let Some(e) = st.node_cq[c].and_then(|cq| by_cq[cq]) {
             candidates.push(e);
         }
     }
+    let neg = Drs::negative();
+    let at = |i: usize| {
+        scores[i]
+            .as_ref()
+            .and_then(|s| score_at(s, cohort))
+            .unwrap_or(&neg)
+    };
     let mut best = *candidates.first()?;
     for &cur in &candidates[1..] {
-        if entry_less(st, entries, scores, cur, best, cohort).0 {
+        if entry_less(st, &entries[cur], &entries[best], at(cur), at(best)).0 {
             best = cur;
         }
     }
@@ -395,13 +453,38 @@ fn child_towards(st: &EngineState<'_>, node: NodeId, ancestor: NodeId) -> NodeId
     cur
 }
 
+/// The tournament's memory within one cycle. Each head's scores are kept between pops
+/// and recomputed only when the head processed last shares a node with it below the
+/// root (only that head's ClusterQueue and its ancestors changed usage).
+#[derive(Default)]
+pub struct Tournament {
+    /// Per entry index.
+    scores: Vec<Option<Scores>>,
+    /// Per ClusterQueue: its head's entry index this pop.
+    by_cq: Vec<Option<usize>>,
+    /// Root → the last winner and its scores when it won.
+    last: BTreeMap<NodeId, (usize, Scores)>,
+}
+
+/// The node and its ancestors below the root.
+fn path_below_root(st: &EngineState<'_>, n: NodeId) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    let mut cur = n;
+    while let Some(p) = st.tree.nodes[cur].parent {
+        out.push(cur);
+        cur = p;
+    }
+    out
+}
+
 /// Picks the next entry to process among `remaining` (indexes into `entries`, each
-/// with an assignment). Entries that lose to the winner get a fair-sharing note in
-/// words (the latest loss before they are processed: the head that went just before).
+/// with an assignment). The winner gets a fair-sharing note in words when it lost the
+/// previous pop of its tree: why the head processed just before it went first.
 pub fn next_entry(
     st: &mut EngineState<'_>,
     entries: &mut [Entry],
     remaining: &mut BTreeSet<usize>,
+    memo: &mut Tournament,
 ) -> Option<usize> {
     let first = *remaining.iter().next()?;
     let node = st.cqs[entries[first].cq].node;
@@ -410,74 +493,104 @@ pub fn next_entry(
         return Some(first);
     };
     let root = st.tree.root(parent);
-    // computeDRS: each head's usage simulated in its ClusterQueue, one at a time
-    let mut scores = Scores {
-        drs: BTreeMap::new(),
+    if memo.scores.len() < entries.len() {
+        memo.scores.resize(entries.len(), None);
+    }
+    memo.by_cq.clear();
+    memo.by_cq.resize(st.cqs.len(), None);
+    let changed: Vec<NodeId> = match memo.last.get(&root) {
+        Some((w, _)) => path_below_root(st, st.cqs[entries[*w].cq].node),
+        None => Vec::new(),
     };
-    let mut by_cq: BTreeMap<CqIdx, usize> = BTreeMap::new();
+    // computeDRS: each head's usage simulated in its ClusterQueue, one at a time
+    let mut before: BTreeMap<usize, Scores> = BTreeMap::new();
     for &i in remaining.iter() {
         let cq = entries[i].cq;
         let n = st.cqs[cq].node;
-        if st.tree.root(n) != root {
+        // on the way to the root: is it in this tree, and did the last winner change it?
+        let mut touched = false;
+        let mut cur = n;
+        while let Some(p) = st.tree.nodes[cur].parent {
+            touched |= changed.contains(&cur);
+            cur = p;
+        }
+        if cur != root {
             continue;
         }
-        by_cq.insert(cq, i);
-        let usage = entries[i]
-            .assignment
-            .as_ref()
-            .map(|a| a.usage.clone())
-            .unwrap_or_default();
+        memo.by_cq[cq] = Some(i);
+        if memo.scores[i].is_some() && !touched {
+            continue;
+        }
+        let path = path_below_root(st, n);
+        let usage = usage_of(&entries[i]).to_vec();
         st.tree.add_all(n, &usage);
-        let mut share = drs(st, n);
-        for a in st.tree.ancestors(n) {
-            let next = drs(st, a);
-            scores.drs.insert((a, i), share);
-            share = next;
+        let mut vals: Scores = Vec::with_capacity(path.len());
+        for &p in &path {
+            let parent = st.tree.nodes[p].parent.expect("below root");
+            vals.push((parent, drs(st, p)));
         }
         st.tree.remove_all(n, &usage);
+        if let Some(old) = memo.scores[i].replace(vals) {
+            before.insert(i, old);
+        }
     }
-    let winner = run_tournament(st, entries, &scores, &by_cq, root)?;
+    let winner = run_tournament(st, entries, &memo.scores, &memo.by_cq, root)?;
     remaining.remove(&winner);
+    let mine = memo.scores[winner].take().unwrap_or_default();
+    if let Some((prev, prev_scores)) = memo.last.get(&root)
+        && entries[winner].fair_note.is_none()
+    {
+        let lost_with = before.get(&winner).unwrap_or(&mine);
+        entries[winner].fair_note = loss_note(st, entries, *prev, prev_scores, winner, lost_with);
+    }
+    memo.last.insert(root, (winner, mine));
+    Some(winner)
+}
+
+/// Why `loser` lost to `winner` at their lowest common ancestor, in words, from the
+/// scores of that pop.
+fn loss_note(
+    st: &EngineState<'_>,
+    entries: &[Entry],
+    winner: usize,
+    winner_scores: &Scores,
+    loser: usize,
+    loser_scores: &Scores,
+) -> Option<String> {
+    let n = st.cqs[entries[loser].cq].node;
     let wnode = st.cqs[entries[winner].cq].node;
     let wpath = st.tree.ancestors(wnode);
-    for (&_cq, &i) in &by_cq {
-        if i == winner {
-            continue;
-        }
-        let n = st.cqs[entries[i].cq].node;
-        // lowest common ancestor: where the two met in the tournament
-        let Some(lca) = st.tree.ancestors(n).into_iter().find(|a| wpath.contains(a)) else {
-            continue;
-        };
-        let (_, crit) = entry_less(st, entries, &scores, winner, i, lca);
-        let me = &st.tree.nodes[child_towards(st, n, lca)].name;
-        let them = &st.tree.nodes[child_towards(st, wnode, lca)].name;
-        let neg = Drs::negative();
-        let (sa, sb) = (
-            scores.drs.get(&(lca, i)).unwrap_or(&neg).text(),
-            scores.drs.get(&(lca, winner)).unwrap_or(&neg).text(),
-        );
-        let cohort = &st.tree.nodes[lca].name;
-        let why = match crit {
-            Criterion::Preemptor => format!(
-                "fair sharing in cohort {cohort}: {them} has a preemptor waiting for its victims, which goes first"
-            ),
-            Criterion::NonBorrowing => format!(
-                "fair sharing in cohort {cohort}: {me} would borrow with this workload and {them} would not: {them} is admitted first"
-            ),
-            Criterion::Share => format!(
-                "fair sharing in cohort {cohort}: {me} share {sa} > {them} {sb}: {them} is admitted first"
-            ),
-            Criterion::Priority => format!(
-                "fair sharing in cohort {cohort}: {me} and {them} have equal share {sa}; {them}'s workload has higher priority and is admitted first"
-            ),
-            Criterion::Fifo => format!(
-                "fair sharing in cohort {cohort}: {me} and {them} have equal share {sa} and priority; {them}'s workload is older and is admitted first"
-            ),
-        };
-        entries[i].fair_note = Some(why);
-    }
-    Some(winner)
+    // lowest common ancestor: where the two met in the tournament
+    let lca = st
+        .tree
+        .ancestors(n)
+        .into_iter()
+        .find(|a| wpath.contains(a))?;
+    let neg = Drs::negative();
+    let dl = score_at(loser_scores, lca).unwrap_or(&neg);
+    let dw = score_at(winner_scores, lca).unwrap_or(&neg);
+    let (_, crit) = entry_less(st, &entries[winner], &entries[loser], dw, dl);
+    let me = &st.tree.nodes[child_towards(st, n, lca)].name;
+    let them = &st.tree.nodes[child_towards(st, wnode, lca)].name;
+    let (sa, sb) = (dl.text(), dw.text());
+    let cohort = &st.tree.nodes[lca].name;
+    Some(match crit {
+        Criterion::Preemptor => format!(
+            "fair sharing in cohort {cohort}: {them} has a preemptor waiting for its victims, which goes first"
+        ),
+        Criterion::NonBorrowing => format!(
+            "fair sharing in cohort {cohort}: {me} would borrow with this workload and {them} would not: {them} is admitted first"
+        ),
+        Criterion::Share => format!(
+            "fair sharing in cohort {cohort}: {me} share {sa} > {them} {sb}: {them} is admitted first"
+        ),
+        Criterion::Priority => format!(
+            "fair sharing in cohort {cohort}: {me} and {them} have equal share {sa}; {them}'s workload has higher priority and is admitted first"
+        ),
+        Criterion::Fifo => format!(
+            "fair sharing in cohort {cohort}: {me} and {them} have equal share {sa} and priority; {them}'s workload is older and is admitted first"
+        ),
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -512,7 +625,8 @@ fn find_candidates(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<WlIdx> 
     if st.tree.nodes[st.cqs[ctx.cq].node].parent.is_some()
         && ctx.policy.reclaim_within_cohort != ReclaimWithinCohort::Never
     {
-        for c in st.cqs_in_same_tree(ctx.cq) {
+        let root = st.tree.root(st.cqs[ctx.cq].node);
+        for &c in st.fair.tree_cqs(root) {
             if c == ctx.cq || !cq_is_borrowing(st, c, &ctx.frs_need) {
                 continue;
             }
@@ -533,8 +647,11 @@ struct TargetOrdering {
     preemptor_cq: CqIdx,
     preemptor_ancestors: BTreeSet<NodeId>,
     targets: BTreeMap<CqIdx, VecDeque<WlIdx>>,
-    pruned_cqs: BTreeSet<CqIdx>,
-    pruned_cohorts: BTreeSet<NodeId>,
+    /// Pruned ClusterQueues (by index) and cohorts (by node).
+    pruned_cqs: Vec<bool>,
+    pruned_cohorts: Vec<bool>,
+    /// DRS per node, valid until a victim's usage is removed ([`Self::removed`]).
+    cache: Vec<Option<Drs>>,
 }
 
 impl TargetOrdering {
@@ -550,8 +667,23 @@ impl TargetOrdering {
             preemptor_cq: cq,
             preemptor_ancestors: st.tree.ancestors(st.cqs[cq].node).into_iter().collect(),
             targets,
-            pruned_cqs: BTreeSet::new(),
-            pruned_cohorts: BTreeSet::new(),
+            pruned_cqs: vec![false; st.cqs.len()],
+            pruned_cohorts: vec![false; st.tree.nodes.len()],
+            cache: vec![None; st.tree.nodes.len()],
+        }
+    }
+
+    /// The node's DRS, computed once until [`Self::removed`].
+    fn drs(&mut self, st: &EngineState<'_>, n: NodeId) -> &Drs {
+        self.cache[n].get_or_insert_with(|| drs(st, n))
+    }
+
+    /// A victim of `cq` left the snapshot: its queue's and its ancestors' shares change.
+    fn removed(&mut self, st: &EngineState<'_>, cq: CqIdx) {
+        let mut cur = Some(st.cqs[cq].node);
+        while let Some(n) = cur {
+            self.cache[n] = None;
+            cur = st.tree.nodes[n].parent;
         }
     }
 
@@ -571,10 +703,10 @@ impl TargetOrdering {
         let node = st.cqs[self.preemptor_cq].node;
         let Some(parent) = st.tree.nodes[node].parent else {
             let cq = self.preemptor_cq;
-            return (!self.pruned_cqs.contains(&cq) && self.has_workload(cq)).then_some(cq);
+            return (!self.pruned_cqs[cq] && self.has_workload(cq)).then_some(cq);
         };
         let root = st.tree.root(parent);
-        while !self.pruned_cohorts.contains(&root) {
+        while !self.pruned_cohorts[root] {
             if let Some(cq) = self.next_target(st, root) {
                 return Some(cq);
             }
@@ -583,56 +715,68 @@ impl TargetOrdering {
     }
 
     fn next_target(&mut self, st: &EngineState<'_>, cohort: NodeId) -> Option<CqIdx> {
-        let mut highest_cq: Option<CqIdx> = None;
-        let mut highest_cq_drs = Drs::negative();
+        let neg = Drs::negative();
+        let mut highest_cq: Option<(CqIdx, NodeId)> = None;
         for &child in &st.tree.nodes[cohort].child_cqs {
             let cq = st.node_cq[child].expect("cq node");
-            if self.pruned_cqs.contains(&cq) {
+            if self.pruned_cqs[cq] {
                 continue;
             }
-            let d = drs(st, child);
-            if (!d.borrowing && cq != self.preemptor_cq) || !self.has_workload(cq) {
-                self.pruned_cqs.insert(cq);
+            if !self.has_workload(cq) || (cq != self.preemptor_cq && !self.drs(st, child).borrowing)
+            {
+                self.pruned_cqs[cq] = true;
                 continue;
             }
-            match compare(&d, &highest_cq_drs) {
+            self.drs(st, child);
+            let d = self.cache[child].as_ref().expect("computed");
+            let h = highest_cq
+                .and_then(|(_, n)| self.cache[n].as_ref())
+                .unwrap_or(&neg);
+            match compare(d, h) {
                 Ordering::Equal => {
-                    let cur = highest_cq.expect("equal to a real share");
+                    let (cur, _) = highest_cq.expect("equal to a real share");
                     let a = self.targets[&cq][0];
                     let b = self.targets[&cur][0];
                     if candidate_cmp(st, a, b, self.preemptor_cq) == Ordering::Less {
-                        highest_cq = Some(cq);
+                        highest_cq = Some((cq, child));
                     }
                 }
-                Ordering::Greater => {
-                    highest_cq_drs = d;
-                    highest_cq = Some(cq);
-                }
+                Ordering::Greater => highest_cq = Some((cq, child)),
                 Ordering::Less => {}
             }
         }
         let mut highest_cohort: Option<NodeId> = None;
-        let mut highest_cohort_drs = Drs::negative();
         for &child in &st.tree.nodes[cohort].child_cohorts {
-            if self.pruned_cohorts.contains(&child) {
+            if self.pruned_cohorts[child] {
                 continue;
             }
-            let d = drs(st, child);
+            self.drs(st, child);
+            let d = self.cache[child].as_ref().expect("computed");
             if !d.borrowing && !self.preemptor_ancestors.contains(&child) {
-                self.pruned_cohorts.insert(child);
-            } else if compare(&d, &highest_cohort_drs) != Ordering::Less {
-                highest_cohort_drs = d;
+                self.pruned_cohorts[child] = true;
+                continue;
+            }
+            let h = highest_cohort
+                .and_then(|n| self.cache[n].as_ref())
+                .unwrap_or(&neg);
+            if compare(d, h) != Ordering::Less {
                 highest_cohort = Some(child);
             }
         }
         if highest_cohort.is_none() && highest_cq.is_none() {
-            self.pruned_cohorts.insert(cohort);
+            self.pruned_cohorts[cohort] = true;
             return None;
         }
-        if compare(&highest_cohort_drs, &highest_cq_drs) != Ordering::Less {
+        let hc = highest_cohort
+            .and_then(|n| self.cache[n].as_ref())
+            .unwrap_or(&neg);
+        let hq = highest_cq
+            .and_then(|(_, n)| self.cache[n].as_ref())
+            .unwrap_or(&neg);
+        if compare(hc, hq) != Ordering::Less {
             return self.next_target(st, highest_cohort.expect("cohort chosen"));
         }
-        highest_cq
+        highest_cq.map(|(cq, _)| cq)
     }
 }
 
@@ -701,11 +845,20 @@ fn strategy_passes(s: PreemptionStrategy, preemptor_new: &Drs, old: &Drs, new: &
 /// `st.fair.last_notes` gets one sentence per victim.
 pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Target> {
     st.fair.last_notes.clear();
-    let mut candidates = find_candidates(st, ctx);
+    let candidates = find_candidates(st, ctx);
     if candidates.is_empty() {
         return Vec::new();
     }
-    candidates.sort_by(|&a, &b| candidate_cmp(st, a, b, ctx.cq));
+    // keys computed once per candidate, not once per comparison
+    let mut keyed: Vec<_> = candidates
+        .into_iter()
+        .map(|w| (candidate_key(st, w, ctx.cq), w))
+        .collect();
+    keyed.sort_by(|(ka, a), (kb, b)| {
+        ka.cmp(kb)
+            .then_with(|| key_cmp(st.wls[*a].wl, st.wls[*b].wl))
+    });
+    let candidates: Vec<WlIdx> = keyed.into_iter().map(|(_, w)| w).collect();
     let node = st.cqs[ctx.cq].node;
     st.tree.add_all(node, &ctx.usage);
     let strategies = st.fair.strategies.clone();
@@ -759,13 +912,14 @@ fn first_strategy(
         if cq == ctx.cq {
             let w = ordering.pop(cq);
             st.remove_usage_of(w);
+            ordering.removed(st, cq);
             targets.push(Target {
                 wl: w,
                 reason: PreemptionReason::InClusterQueue,
             });
             notes.push((
                 w,
-                "would preempt it within its own ClusterQueue (withinClusterQueue)".to_string(),
+                "it is in our own ClusterQueue (withinClusterQueue)".to_string(),
             ));
             if fits_for_fair_sharing(st, ctx) {
                 return (true, targets, Vec::new());
@@ -775,6 +929,7 @@ fn first_strategy(
         if within_nominal {
             let w = ordering.pop(cq);
             st.remove_usage_of(w);
+            ordering.removed(st, cq);
             targets.push(Target {
                 wl: w,
                 reason: PreemptionReason::InCohortReclamation,
@@ -782,7 +937,7 @@ fn first_strategy(
             notes.push((
                 w,
                 format!(
-                    "would preempt it: {} stays within its nominal quota, so it reclaims regardless of shares",
+                    "{} stays within its nominal quota, so it reclaims regardless of shares",
                     st.cqs[ctx.cq].name()
                 ),
             ));
@@ -803,6 +958,7 @@ fn first_strategy(
             let target_new = target_share_after_removal(st, ctx.cq, cq, w);
             if strategy_passes(strategy, &preemptor_new, &target_old, &target_new) {
                 st.remove_usage_of(w);
+                ordering.removed(st, cq);
                 targets.push(Target {
                     wl: w,
                     reason: PreemptionReason::InCohortFairSharing,
@@ -812,12 +968,12 @@ fn first_strategy(
                     w,
                     match strategy {
                         PreemptionStrategy::LessThanOrEqualToFinalShare => format!(
-                            "would preempt it: its queue's share after the preemption ({target_name} {}) stays at or above ours ({mine} {}) (LessThanOrEqualToFinalShare)",
+                            "its queue's share after the preemption ({target_name} {}) stays at or above ours ({mine} {}) (LessThanOrEqualToFinalShare)",
                             target_new.text(),
                             preemptor_new.text()
                         ),
                         PreemptionStrategy::LessThanInitialShare => format!(
-                            "would preempt it: its queue's share before the preemption ({target_name} {}) is above ours ({mine} {}) (LessThanInitialShare)",
+                            "its queue's share before the preemption ({target_name} {}) is above ours ({mine} {}) (LessThanInitialShare)",
                             target_old.text(),
                             preemptor_new.text()
                         ),
@@ -848,6 +1004,7 @@ fn second_strategy(
         let w = ordering.pop(cq);
         if passed {
             st.remove_usage_of(w);
+            ordering.removed(st, cq);
             targets.push(Target {
                 wl: w,
                 reason: PreemptionReason::InCohortFairSharing,
@@ -855,7 +1012,7 @@ fn second_strategy(
             notes.push((
                 w,
                 format!(
-                    "would preempt it: its queue's share before the preemption ({} {}) is above ours ({} {}) (LessThanInitialShare)",
+                    "its queue's share before the preemption ({} {}) is above ours ({} {}) (LessThanInitialShare)",
                     st.cqs[cq].name(),
                     target_old.text(),
                     st.cqs[ctx.cq].name(),
@@ -866,7 +1023,7 @@ fn second_strategy(
                 return true;
             }
         }
-        ordering.pruned_cqs.insert(cq);
+        ordering.pruned_cqs[cq] = true;
     }
     false
 }

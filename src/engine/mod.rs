@@ -13,6 +13,7 @@ pub mod cycle;
 pub mod explain;
 pub mod fair;
 pub mod flavor;
+pub mod kueue_cfg;
 pub mod output;
 pub mod pending;
 pub mod plan;

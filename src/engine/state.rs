@@ -435,7 +435,8 @@ impl<'a> EngineState<'a> {
             cq.admitted = admitted.into_iter().collect();
         }
 
-        let fair = super::fair::FairState::new(cluster, &tree, &frs, opts.fair_sharing);
+        let fair = super::fair::FairState::new(cluster, &tree, &frs, &node_cq, opts.fair_sharing);
+        warnings.extend(super::kueue_cfg::config_warnings(cluster));
         EngineState {
             cluster,
             opts: opts.clone(),

@@ -7,4 +7,5 @@ use doctor_support as support;
 mod cli_doctor;
 mod cli_doctor_live;
 mod doctor_checks;
+mod doctor_kueue_config;
 mod doctor_report;

@@ -2150,8 +2150,924 @@ fn a_fair_preemption_is_explained_in_shares() {
     // a with the workload borrows 1 of 9 lendable (0.11); b after losing b1 borrows 1 (0.11)
     assert!(
         reason.contains(
-            "/b1: would preempt it: its queue's share after the preemption (b 0.11) stays at or above ours (a 0.11)"
+            "would preempt /b1: its queue's share after the preemption (b 0.11) stays at or above ours (a 0.11)"
         ),
         "{reason}"
+    );
+}
+
+#[test]
+fn configured_behaviour_the_plan_does_not_model_is_a_warning() {
+    use gangplank::model::ConditionStatus;
+    use gangplank::model::kueue_config::WaitForPodsReadyConfig;
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "cpu", "4"))
+        .lq("ns", "lq", "cq")
+        .wl(held("ns", "starting", "cq", 0, "default", &[("cpu", "1")]))
+        .wl(pend("ns", "next", "lq", 0, NOW, &[("cpu", "1")]));
+    let cfg = KueueConfig {
+        wait_for_pods_ready: Some(WaitForPodsReadyConfig {
+            timeout: "5m".to_string(),
+            block_admission: true,
+        }),
+        manage_jobs_without_queue_name: true,
+        ..Default::default()
+    };
+    let warnings = one(&with_config(b.clone(), cfg.clone())).warnings;
+    assert!(
+        warnings.iter().any(|w| w.contains(
+            "waitForPodsReady.blockAdmission is on and 1 admitted workload is not PodsReady (ns/starting)"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("manageJobsWithoutQueueName is on"))
+    );
+    // once its pods are ready, nothing blocks
+    let b = b.wl(
+        held("ns", "starting", "cq", 0, "default", &[("cpu", "1")]).condition(
+            "PodsReady",
+            ConditionStatus::True,
+            "PodsReady",
+            NOW,
+        ),
+    );
+    let warnings = one(&with_config(b, cfg)).warnings;
+    assert!(
+        !warnings.iter().any(|w| w.contains("blockAdmission")),
+        "{warnings:?}"
+    );
+    // without a configuration: none of these
+    let plain = ClusterBuilder::new().flavor("default").build();
+    assert!(one(&plain).warnings.is_empty());
+}
+
+// --- test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go, played
+// cycle by cycle: admissions written back, victims released and requeued, finished
+// workloads removed (as Kueue's controllers would between cycles)
+
+struct Story {
+    state: ClusterState,
+    memory: SchedulerMemory,
+    time: i64,
+}
+
+impl Story {
+    fn new(b: ClusterBuilder) -> Self {
+        Story {
+            state: b.fair_sharing(&[]).build(),
+            memory: SchedulerMemory::default(),
+            time: NOW,
+        }
+    }
+
+    fn key(ns: &str, name: &str) -> (String, String) {
+        (ns.to_string(), name.to_string())
+    }
+
+    fn add(&mut self, w: WlBuilder) {
+        let w = w.0;
+        self.state
+            .workloads
+            .insert(Self::key(&w.namespace, &w.name), std::sync::Arc::new(w));
+    }
+
+    /// Runs cycles until one changes nothing.
+    fn settle(&mut self) {
+        for _ in 0..100 {
+            self.time += 1000;
+            let out = schedule_cycle(
+                &self.state,
+                &self.memory,
+                &PlanOptions {
+                    now: self.time,
+                    ..Default::default()
+                },
+            );
+            self.memory = out.memory.clone();
+            if out.admitted.is_empty() && out.preempted.is_empty() {
+                return;
+            }
+            let mut touched = Vec::new();
+            for a in &out.admitted {
+                let (ns, name) = a.workload.split_once('/').unwrap();
+                let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+                w.admission = Some(a.admission.clone());
+                w.conditions.retain(|c| c.type_ != "QuotaReserved");
+                w.conditions.push(gangplank::model::Condition {
+                    type_: "QuotaReserved".into(),
+                    status: gangplank::model::ConditionStatus::True,
+                    reason: "QuotaReserved".into(),
+                    message: a.message.clone(),
+                    last_transition_time: Some(self.time),
+                });
+                self.add(WlBuilder(w));
+                touched.push(a.cluster_queue.clone());
+            }
+            for p in &out.preempted {
+                // the job stops and Kueue clears the admission: requeued, same position
+                let (ns, name) = p.workload.split_once('/').unwrap();
+                let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+                w.admission = None;
+                w.conditions.retain(|c| c.type_ != "QuotaReserved");
+                self.add(WlBuilder(w));
+                touched.push(p.cluster_queue.clone());
+            }
+            for cq in touched {
+                self.memory.notify_quota_change(&self.state, &cq);
+            }
+        }
+        panic!("the story does not settle");
+    }
+
+    /// Finishes (removes) `n` admitted workloads of `cq`, oldest first.
+    fn finish(&mut self, cq: &str, n: usize) {
+        let mut running: Vec<(i64, (String, String))> = self
+            .state
+            .workloads
+            .values()
+            .filter(|w| w.admission.as_ref().is_some_and(|a| a.cluster_queue == cq))
+            .map(|w| (w.creation_timestamp, Self::key(&w.namespace, &w.name)))
+            .collect();
+        running.sort();
+        for (_, k) in running.into_iter().take(n) {
+            self.state.workloads.remove(&k);
+        }
+        self.memory.notify_quota_change(&self.state, cq);
+    }
+
+    fn running(&self, cq: &str) -> usize {
+        self.state
+            .workloads
+            .values()
+            .filter(|w| w.admission.as_ref().is_some_and(|a| a.cluster_queue == cq))
+            .count()
+    }
+
+    /// Kueue's `weightedShare` status (ceil of the precise share).
+    fn weighted_share(&self, cq: &str) -> f64 {
+        let (cqs, _) = gangplank::engine::fair::share_report(&self.state).unwrap();
+        cqs[cq].drs.weighted()
+    }
+}
+
+fn story_workloads(s: &mut Story, cq: &str, n: usize, from: i64) {
+    for i in 0..n {
+        s.add(pend(
+            "ns",
+            &format!("{cq}-{i:02}"),
+            cq,
+            0,
+            from + i as i64,
+            &[("cpu", "1")],
+        ));
+    }
+}
+
+#[test]
+fn integration_preemption_is_disabled_admits_workloads_respecting_fair_share() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for (n, q) in [("a", "3"), ("b", "1"), ("shared", "4")] {
+        b = b
+            .cq(CqBuilder::new(n).cohort("all").quota("default", "cpu", q))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    story_workloads(&mut s, "a", 10, NOW - 100_000);
+    s.settle();
+    assert_eq!(s.running("a"), 8);
+    assert_eq!(s.weighted_share("a"), 625.0);
+    story_workloads(&mut s, "b", 5, NOW - 50_000);
+    s.settle();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        s.finish("a", 1);
+        s.settle();
+        seen.push((s.running("a"), s.running("b")));
+    }
+    // b, b, b, then a (equal shares 375: a's workloads are older)
+    assert_eq!(seen, [(7, 1), (6, 2), (5, 3), (5, 3)]);
+    assert_eq!(
+        (s.weighted_share("a"), s.weighted_share("b")),
+        (250.0, 250.0)
+    );
+    s.finish("a", 2);
+    s.settle();
+    assert_eq!((s.running("a"), s.running("b")), (4, 4));
+    assert_eq!(
+        (s.weighted_share("a"), s.weighted_share("b")),
+        (125.0, 375.0)
+    );
+}
+
+#[test]
+fn integration_preemption_is_enabled_admits_workloads_respecting_fair_share() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for n in ["a", "b", "c"] {
+        b = b
+            .cq(CqBuilder::new(n)
+                .cohort("all")
+                .quota("default", "cpu", "3")
+                .preemption(W::LowerPriority, R::Any))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    story_workloads(&mut s, "a", 10, NOW - 100_000);
+    s.settle();
+    assert_eq!(s.running("a"), 9);
+    assert_eq!(s.weighted_share("a"), 6.0 * 1000.0 / 9.0);
+    story_workloads(&mut s, "b", 5, NOW - 50_000);
+    s.settle();
+    assert_eq!((s.running("a"), s.running("b")), (5, 4));
+    assert_eq!(s.weighted_share("a"), 2.0 * 1000.0 / 9.0);
+    assert_eq!(s.weighted_share("b"), 1.0 * 1000.0 / 9.0);
+    s.add(pend("ns", "c0", "c", 0, NOW - 10_000, &[("cpu", "1")]));
+    s.settle();
+    assert_eq!((s.running("a"), s.running("b"), s.running("c")), (4, 4, 1));
+    assert_eq!(s.weighted_share("a").ceil(), 112.0);
+}
+
+impl Story {
+    /// One cycle: admissions written back; victims get `Evicted=True` and keep their
+    /// quota until [`Story::release`] (their job is still stopping).
+    fn cycle_keeping_victims(&mut self) -> gangplank::engine::CycleOutcome {
+        self.time += 1000;
+        let out = schedule_cycle(
+            &self.state,
+            &self.memory,
+            &PlanOptions {
+                now: self.time,
+                ..Default::default()
+            },
+        );
+        self.memory = out.memory.clone();
+        for a in &out.admitted {
+            let (ns, name) = a.workload.split_once('/').unwrap();
+            let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+            w.admission = Some(a.admission.clone());
+            w.conditions
+                .retain(|c| c.type_ != "QuotaReserved" && c.type_ != "Evicted");
+            w.conditions.push(gangplank::model::Condition {
+                type_: "QuotaReserved".into(),
+                status: gangplank::model::ConditionStatus::True,
+                reason: "QuotaReserved".into(),
+                message: a.message.clone(),
+                last_transition_time: Some(self.time),
+            });
+            self.add(WlBuilder(w));
+        }
+        for p in &out.preempted {
+            let (ns, name) = p.workload.split_once('/').unwrap();
+            let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+            if !w.is_evicted() {
+                w.conditions.push(gangplank::model::Condition {
+                    type_: "Evicted".into(),
+                    status: gangplank::model::ConditionStatus::True,
+                    reason: "Preempted".into(),
+                    message: p.message.clone(),
+                    last_transition_time: Some(self.time),
+                });
+            }
+            self.add(WlBuilder(w));
+        }
+        out
+    }
+
+    /// The victim's job stopped: Kueue clears its admission and requeues it.
+    fn release(&mut self, ns: &str, name: &str) {
+        let mut w = (*self.state.workloads[&Self::key(ns, name)]).clone();
+        let cq = w.admission.take().map(|a| a.cluster_queue).unwrap();
+        w.conditions.retain(|c| c.type_ != "QuotaReserved");
+        self.add(WlBuilder(w));
+        self.memory.notify_quota_change(&self.state, &cq);
+    }
+}
+
+#[test]
+fn integration_zero_weight_should_not_cause_an_infinite_preemption_cycle() {
+    let mut b = ClusterBuilder::new().flavor("default").cohort(
+        "top-cohort",
+        None,
+        vec![rg(&["cpu"], vec![fq("default", vec![rq("cpu", "8")])])],
+    );
+    for n in ["best-effort-cq-a", "best-effort-cq-b"] {
+        b = b
+            .cq(CqBuilder::new(n)
+                .cohort("top-cohort")
+                .fair_sharing_weight("0")
+                .quota("default", "cpu", "0")
+                .preemption(W::Never, R::Any))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    s.add(pend(
+        "ns",
+        "a1",
+        "best-effort-cq-a",
+        9001,
+        NOW - 3000,
+        &[("cpu", "4")],
+    ));
+    s.add(pend(
+        "ns",
+        "a2",
+        "best-effort-cq-a",
+        100,
+        NOW - 2000,
+        &[("cpu", "4")],
+    ));
+    s.settle();
+    assert_eq!(s.running("best-effort-cq-a"), 2);
+    s.add(pend(
+        "ns",
+        "b1",
+        "best-effort-cq-b",
+        100,
+        NOW - 1000,
+        &[("cpu", "4")],
+    ));
+    let out = s.cycle_keeping_victims();
+    let victims: Vec<(&str, &str)> = out
+        .preempted
+        .iter()
+        .map(|p| (p.workload.as_str(), p.reason.as_str()))
+        .collect();
+    assert_eq!(victims, [("ns/a2", FAIR)]);
+    s.release("ns", "a2");
+    s.settle();
+    assert_eq!(
+        (s.running("best-effort-cq-a"), s.running("best-effort-cq-b")),
+        (1, 1)
+    );
+    // settled: a2 cannot take its quota back (no preemption cycle)
+    let out = s.cycle_keeping_victims();
+    assert!(out.preempted.is_empty() && out.admitted.is_empty());
+}
+
+#[test]
+fn integration_should_prevent_other_workloads_from_stealing_quota_when_preemptor_is_waiting_for_multiple_evictions()
+ {
+    let queue = |n: &str, cpu: &str, mem: &str| {
+        CqBuilder::new(n)
+            .cohort("thrash-cohort")
+            .group(rg(
+                &["cpu", "memory"],
+                vec![fq("default", vec![rq("cpu", cpu), rq("memory", mem)])],
+            ))
+            .preemption(W::Never, R::Any)
+    };
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(queue("cq-1", "10", "0"))
+        .cq(queue("cq-2", "0", "10"))
+        .lq("ns", "cq-1", "cq-1")
+        .lq("ns", "cq-2", "cq-2");
+    let mut s = Story::new(b);
+    let mut cfg = s.state.kueue_config.take().unwrap();
+    cfg.feature_gates
+        .insert("PrioritizePreemptorWorkloads".to_string(), true);
+    s.state.kueue_config = Some(cfg);
+    s.add(pend(
+        "ns",
+        "wl-a",
+        "cq-2",
+        100,
+        NOW - 3000,
+        &[("cpu", "1"), ("memory", "0")],
+    ));
+    s.add(pend(
+        "ns",
+        "wl-b",
+        "cq-2",
+        100,
+        NOW - 2000,
+        &[("cpu", "1"), ("memory", "0")],
+    ));
+    s.settle();
+    assert_eq!(s.running("cq-2"), 2);
+    s.add(pend(
+        "ns",
+        "preemptor",
+        "cq-1",
+        0,
+        NOW - 1000,
+        &[("cpu", "10"), ("memory", "10")],
+    ));
+    let out = s.cycle_keeping_victims();
+    let mut victims: Vec<&str> = out.preempted.iter().map(|p| p.workload.as_str()).collect();
+    victims.sort();
+    assert_eq!(victims, ["ns/wl-a", "ns/wl-b"]);
+    s.release("ns", "wl-a");
+    for _ in 0..3 {
+        let out = s.cycle_keeping_victims();
+        assert!(
+            !out.admitted.iter().any(|a| a.workload == "ns/wl-a"),
+            "wl-a stole the preemptor's quota"
+        );
+    }
+    s.release("ns", "wl-b");
+    let out = s.cycle_keeping_victims();
+    let admitted: Vec<&str> = out.admitted.iter().map(|a| a.workload.as_str()).collect();
+    assert_eq!(admitted, ["ns/preemptor"]);
+}
+
+impl Story {
+    fn cohort_share(&self, cohort: &str) -> f64 {
+        let (_, cohorts) = gangplank::engine::fair::share_report(&self.state).unwrap();
+        cohorts[cohort].drs.weighted()
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn integration_hierarchical_cohorts_admits_workloads_respecting_fair_share() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for (c, p) in [
+        ("first-left", "root"),
+        ("first-right", "root"),
+        ("second-left", "first-left"),
+        ("second-right", "first-left"),
+    ] {
+        b = cohort_obj(b, c, Some(p), None);
+    }
+    b = cohort_obj(b, "bank", Some("first-right"), Some("10"));
+    for n in ["second-left", "second-right"] {
+        b = b
+            .cq(CqBuilder::new(n).cohort(n).quota("default", "cpu", "2"))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    for i in 0..5 {
+        for n in ["second-left", "second-right"] {
+            s.add(pend(
+                "ns",
+                &format!("{n}-{i}"),
+                n,
+                0,
+                NOW - 10_000 + i,
+                &[("cpu", "1")],
+            ));
+        }
+    }
+    s.settle();
+    assert_eq!(
+        (s.running("second-left"), s.running("second-right")),
+        (5, 5)
+    );
+    assert!(close(s.cohort_share("first-left"), 6.0 * 1000.0 / 14.0));
+    assert!(close(s.cohort_share("first-right"), 0.0));
+    assert!(close(s.cohort_share("second-left"), 3.0 * 1000.0 / 14.0));
+    assert!(close(s.cohort_share("second-right"), 3.0 * 1000.0 / 14.0));
+    assert!(close(s.cohort_share("bank"), 0.0));
+}
+
+#[test]
+fn integration_hierarchical_cohorts_preempts_workloads_to_enforce_fair_share() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    b = cohort_obj(b, "root", None, Some("12"));
+    b = cohort_obj(b, "research", Some("root"), None);
+    b = cohort_obj(b, "chemistry", Some("research"), None);
+    b = cohort_obj(b, "physics", Some("research"), None);
+    b = cohort_obj(b, "llm", Some("research"), None).cohort_weight("llm", "2.0");
+    b = cohort_obj(b, "best-effort", Some("root"), None).cohort_weight("best-effort", "0.5");
+    let queues = [
+        ("chemistry-queue", "chemistry", true),
+        ("physics-queue", "physics", true),
+        ("llm-queue", "llm", true),
+        ("best-effort-queue", "best-effort", false),
+    ];
+    for (q, c, reclaim) in queues {
+        let mut cq = CqBuilder::new(q).cohort(c).quota("default", "cpu", "0");
+        if reclaim {
+            cq = cq.preemption(W::Never, R::LowerPriority);
+        }
+        b = b.cq(cq).lq("ns", q, q);
+    }
+    let mut s = Story::new(b);
+    let mut t = NOW - 100_000;
+    for i in 0..6 {
+        for q in ["best-effort-queue", "physics-queue"] {
+            t += 1;
+            s.add(pend(
+                "ns",
+                &format!("{q}-old-{i}"),
+                q,
+                -1,
+                t,
+                &[("cpu", "1")],
+            ));
+        }
+    }
+    s.settle();
+    assert!(close(s.cohort_share("best-effort"), 1000.0));
+    assert!(close(s.cohort_share("physics"), 500.0));
+    assert_eq!(
+        (s.running("best-effort-queue"), s.running("physics-queue")),
+        (6, 6)
+    );
+    for i in 0..6 {
+        for (q, _, _) in queues {
+            t += 1;
+            s.add(pend(
+                "ns",
+                &format!("{q}-new-{i}"),
+                q,
+                100,
+                t,
+                &[("cpu", "1")],
+            ));
+        }
+    }
+    s.settle();
+    assert!(close(
+        s.cohort_share("best-effort"),
+        4.0 * 1000.0 / 12.0 / 0.5
+    ));
+    assert!(close(s.cohort_share("research"), 8.0 * 1000.0 / 12.0));
+    assert!(close(s.cohort_share("chemistry"), 2.0 * 1000.0 / 12.0));
+    assert!(close(s.cohort_share("physics"), 2.0 * 1000.0 / 12.0));
+    assert!(close(s.cohort_share("llm"), 4.0 * 1000.0 / 12.0 / 2.0));
+    assert_eq!(
+        [
+            s.running("best-effort-queue"),
+            s.running("chemistry-queue"),
+            s.running("physics-queue"),
+            s.running("llm-queue")
+        ],
+        [4, 2, 2, 4]
+    );
+}
+
+impl Story {
+    /// One cycle, then every victim's job stops (released) and cycles run until quiet.
+    fn step_and_settle(&mut self) {
+        let out = self.cycle_keeping_victims();
+        for p in &out.preempted {
+            let (ns, name) = p.workload.split_once('/').unwrap();
+            self.release(ns, name);
+        }
+        self.settle();
+    }
+}
+
+/// "ClusterQueue head is ineligible for admission due to DominantResourceShare":
+/// root-cohort › cohort-a (9 cpu) › cq-p1, cq-p2 (0 cpu, weight 1); cq-p1 runs 4 × 2.
+fn ineligible_head(blocking: &[(&str, i32)], last: &str) -> Story {
+    let flavor_q = |n: &str| {
+        CqBuilder::new(n)
+            .cohort("cohort-a")
+            .fair_sharing_weight("1")
+            .quota("flavor1", "cpu", "0")
+            .fungibility(
+                FungibilityPolicy::TryNextFlavor,
+                FungibilityPolicy::TryNextFlavor,
+                None,
+            )
+            .preemption(W::LowerPriority, R::Any)
+    };
+    let b = ClusterBuilder::new()
+        .flavor("flavor1")
+        .cohort(
+            "cohort-a",
+            Some("root-cohort"),
+            vec![rg(&["cpu"], vec![fq("flavor1", vec![rq("cpu", "9")])])],
+        )
+        .cohort_weight("cohort-a", "1")
+        .cq(flavor_q("cq-p1"))
+        .cq(flavor_q("cq-p2"))
+        .lq("ns", "cq-p1", "cq-p1")
+        .lq("ns", "cq-p2", "cq-p2");
+    let mut s = Story::new(b);
+    for i in 0..4 {
+        s.add(pend(
+            "ns",
+            &format!("p1-{i}"),
+            "cq-p1",
+            0,
+            NOW - 100_000 + i,
+            &[("cpu", "2")],
+        ));
+    }
+    s.settle();
+    assert_eq!(s.running("cq-p1"), 4);
+    for (i, (q, prio)) in blocking.iter().enumerate() {
+        s.add(pend(
+            "ns",
+            &format!("blocking-{i}"),
+            "cq-p2",
+            *prio,
+            NOW - 50_000 + i as i64,
+            &[("cpu", q)],
+        ));
+        s.step_and_settle();
+        assert_eq!(s.running("cq-p2"), 0, "the {q}-cpu head cannot be admitted");
+    }
+    s.add(pend(
+        "ns",
+        "last",
+        "cq-p2",
+        0,
+        NOW - 10_000,
+        &[("cpu", last)],
+    ));
+    s.step_and_settle();
+    s
+}
+
+#[test]
+fn integration_workload_of_size_5_preempts_using_less_than_initial_share_policy_and_admits() {
+    let s = ineligible_head(&[], "5");
+    assert_eq!((s.running("cq-p1"), s.running("cq-p2")), (2, 1));
+    assert!(close(s.weighted_share("cq-p1"), 4.0 * 1000.0 / 9.0));
+    assert!(close(s.weighted_share("cq-p2"), 5.0 * 1000.0 / 9.0));
+}
+
+#[test]
+fn integration_workload_of_size_5_admits_with_inadmissible_higher_priority_workload_at_cluster_queue_head()
+ {
+    let s = ineligible_head(&[("6", 999)], "5");
+    assert_eq!((s.running("cq-p1"), s.running("cq-p2")), (2, 1));
+    assert!(close(s.weighted_share("cq-p2"), 5.0 * 1000.0 / 9.0));
+}
+
+#[test]
+fn integration_workload_of_size_4_admits_with_inadmissible_higher_priority_workload_at_cluster_queue_head()
+ {
+    let s = ineligible_head(&[("6", 999)], "4");
+    assert_eq!((s.running("cq-p1"), s.running("cq-p2")), (2, 1));
+    assert!(close(s.weighted_share("cq-p1"), 4.0 * 1000.0 / 9.0));
+    assert!(close(s.weighted_share("cq-p2"), 4.0 * 1000.0 / 9.0));
+}
+
+#[test]
+fn integration_workload_admits_when_several_higher_priority_blocking_workloads_in_front() {
+    let s = ineligible_head(&[("7", 999), ("6", 999)], "5");
+    assert_eq!((s.running("cq-p1"), s.running("cq-p2")), (2, 1));
+    assert!(close(s.weighted_share("cq-p2"), 5.0 * 1000.0 / 9.0));
+}
+
+/// "ClusterQueue head has inadmissible workload": root › cohort-a (3 cpu) › cq1 (0);
+/// cq2 (0) directly under root runs 2 × 1 cpu.
+fn head_inadmissible() -> Story {
+    let q = |n: &str, cohort: &str| {
+        CqBuilder::new(n)
+            .cohort(cohort)
+            .fair_sharing_weight("1")
+            .quota("flavor1", "cpu", "0")
+            .fungibility(
+                FungibilityPolicy::TryNextFlavor,
+                FungibilityPolicy::TryNextFlavor,
+                None,
+            )
+            .preemption(W::LowerPriority, R::Any)
+    };
+    let b = ClusterBuilder::new()
+        .flavor("flavor1")
+        .cohort(
+            "cohort-a",
+            Some("root"),
+            vec![rg(&["cpu"], vec![fq("flavor1", vec![rq("cpu", "3")])])],
+        )
+        .cohort_weight("cohort-a", "1")
+        .cq(q("cq1", "cohort-a"))
+        .cq(q("cq2", "root"))
+        .lq("ns", "cq1", "cq1")
+        .lq("ns", "cq2", "cq2");
+    let mut s = Story::new(b);
+    for i in 0..2 {
+        s.add(pend(
+            "ns",
+            &format!("cq2-{i}"),
+            "cq2",
+            0,
+            NOW - 100_000 + i,
+            &[("cpu", "1")],
+        ));
+    }
+    s.settle();
+    assert_eq!(s.running("cq2"), 2);
+    s
+}
+
+#[test]
+fn integration_workload_which_fits_behind_cluster_queue_head_is_able_to_admit() {
+    let mut s = head_inadmissible();
+    s.add(pend("ns", "big", "cq1", 999, NOW - 50_000, &[("cpu", "4")]));
+    s.step_and_settle();
+    assert_eq!(s.running("cq1"), 0);
+    s.add(pend("ns", "fits", "cq1", 0, NOW - 40_000, &[("cpu", "3")]));
+    s.step_and_settle();
+    assert_eq!((s.running("cq1"), s.running("cq2")), (1, 0));
+    assert!(close(s.weighted_share("cq1"), 1000.0));
+    assert!(close(s.weighted_share("cq2"), 0.0));
+}
+
+#[test]
+fn integration_sticky_workload_deleted_next_workload_can_admit() {
+    let mut s = head_inadmissible();
+    s.add(pend(
+        "ns",
+        "sticky",
+        "cq1",
+        99,
+        NOW - 50_000,
+        &[("cpu", "3")],
+    ));
+    let out = s.cycle_keeping_victims();
+    assert_eq!(out.preempted.len(), 2, "the sticky preemptor evicts both");
+    s.add(pend("ns", "next", "cq1", 0, NOW - 40_000, &[("cpu", "3")]));
+    s.state.workloads.remove(&Story::key("ns", "sticky"));
+    s.release("ns", "cq2-0");
+    s.release("ns", "cq2-1");
+    s.settle();
+    let running: Vec<String> = s
+        .state
+        .workloads
+        .values()
+        .filter(|w| w.admission.is_some())
+        .map(|w| w.name.clone())
+        .collect();
+    assert_eq!(running, ["next"]);
+    assert!(close(s.weighted_share("cq1"), 1000.0));
+}
+
+#[test]
+fn integration_prefers_flavor_with_remaining_guarantees_at_cohort_level() {
+    let two = |f1: (&str, Option<&str>), f2: (&str, Option<&str>)| {
+        rg(
+            &["cpu"],
+            vec![
+                fq("flavor1", vec![rq_limits("cpu", f1.0, f1.1, None)]),
+                fq("flavor2", vec![rq_limits("cpu", f2.0, f2.1, None)]),
+            ],
+        )
+    };
+    let ten = Some("10");
+    let mut b = ClusterBuilder::new().flavor("flavor1").flavor("flavor2");
+    b = cohort_obj(b, "root-cohort", None, None);
+    for c in ["cohort-a", "cohort-b"] {
+        b = b
+            .cohort(c, Some("root-cohort"), vec![two(("0", ten), ("0", ten))])
+            .cohort_weight(c, "1");
+    }
+    for (n, c, f1, f2) in [
+        ("cq-p1", "cohort-a", "3", "3"),
+        ("cq-p2", "cohort-a", "3", "3"),
+        ("cq-p3", "cohort-a", "2", "4"),
+        ("cq-p4", "cohort-b", "2", "0"),
+    ] {
+        b = b
+            .cq(CqBuilder::new(n)
+                .cohort(c)
+                .fair_sharing_weight("1")
+                .group(two((f1, ten), (f2, ten)))
+                .fungibility(
+                    FungibilityPolicy::TryNextFlavor,
+                    FungibilityPolicy::TryNextFlavor,
+                    None,
+                )
+                .preemption(W::LowerPriority, R::Any))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    for i in 0..18 {
+        s.add(pend(
+            "ns",
+            &format!("w{i:02}"),
+            "cq-p1",
+            0,
+            NOW - 100_000 + i,
+            &[("cpu", "1")],
+        ));
+    }
+    s.settle();
+    assert_eq!(s.running("cq-p1"), 18);
+    assert!(close(s.weighted_share("cq-p1"), 600.0));
+    assert!(close(s.cohort_share("cohort-a"), 0.0));
+}
+
+#[test]
+fn integration_queue_can_reclaim_its_nominal_quota_with_large_quotas_and_weights() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for n in ["a", "b"] {
+        b = b
+            .cq(CqBuilder::new(n)
+                .cohort("all")
+                .fair_sharing_weight("300")
+                .quota("default", "cpu", "600")
+                .preemption(W::LowerPriority, R::Any))
+            .lq("ns", n, n);
+    }
+    let mut s = Story::new(b);
+    for i in 0..10 {
+        s.add(pend(
+            "ns",
+            &format!("a{i}"),
+            "a",
+            0,
+            NOW - 100_000 + i,
+            &[("cpu", "100")],
+        ));
+    }
+    s.settle();
+    assert_eq!(s.running("a"), 10);
+    s.add(pend("ns", "b0", "b", 0, NOW - 10_000, &[("cpu", "500")]));
+    s.step_and_settle();
+    assert_eq!((s.running("a"), s.running("b")), (7, 1));
+}
+
+#[test]
+fn integration_guaranteed_workloads_cause_preemption_of_a_single_best_effort_workload() {
+    let b = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("best-effort-a")
+            .cohort("all")
+            .quota("default", "cpu", "0"))
+        .cq(CqBuilder::new("best-effort-b")
+            .cohort("all")
+            .quota("default", "cpu", "0"))
+        .cq(CqBuilder::new("guaranteed")
+            .cohort("all")
+            .quota("default", "cpu", "8")
+            .preemption(W::Never, R::Any))
+        .lq("ns", "best-effort-a", "best-effort-a")
+        .lq("ns", "best-effort-b", "best-effort-b")
+        .lq("ns", "guaranteed", "guaranteed");
+    let mut s = Story::new(b);
+    s.add(pend(
+        "ns",
+        "be-a",
+        "best-effort-a",
+        2,
+        NOW - 30_000,
+        &[("cpu", "4")],
+    ));
+    s.settle();
+    s.add(pend(
+        "ns",
+        "be-b",
+        "best-effort-b",
+        1,
+        NOW - 20_000,
+        &[("cpu", "4")],
+    ));
+    s.settle();
+    assert_eq!(
+        (s.running("best-effort-a"), s.running("best-effort-b")),
+        (1, 1)
+    );
+    s.add(pend(
+        "ns",
+        "g",
+        "guaranteed",
+        0,
+        NOW - 10_000,
+        &[("cpu", "4")],
+    ));
+    let out = s.cycle_keeping_victims();
+    let victims: Vec<&str> = out.preempted.iter().map(|p| p.workload.as_str()).collect();
+    assert_eq!(victims, ["ns/be-b"]);
+    s.release("ns", "be-b");
+    s.settle();
+    assert_eq!(
+        (
+            s.running("best-effort-a"),
+            s.running("best-effort-b"),
+            s.running("guaranteed")
+        ),
+        (1, 0, 1)
+    );
+}
+
+#[test]
+fn integration_shouldnt_reserve_quota_because_not_enough_resources() {
+    let mut b = ClusterBuilder::new().flavor("default");
+    for (n, q) in [("a", "3"), ("b", "1"), ("shared", "4")] {
+        b = b
+            .cq(CqBuilder::new(n).cohort("all").quota("default", "cpu", q))
+            .lq("ns", n, n);
+    }
+    let s = b
+        .wl(WlBuilder::new("ns", "big")
+            .queue("a")
+            .pod_set("main", 1, &[("cpu", "10")]))
+        .fair_sharing(&[])
+        .build();
+    let out = one(&s);
+    assert!(out.admitted.is_empty());
+    let p = &out.pending[0];
+    assert_eq!(p.condition_reason, "ExceedsMaxQuota");
+    // Kueue at the reference revision words it "…, previously considered podsets
+    // requests (0) + current podset request (10) > maximum capacity (8)"; gangplank
+    // keeps the older wording (docs/engine.md), with the same figures.
+    assert_eq!(
+        p.message,
+        "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default, request > maximum capacity (10 > 8)"
     );
 }

@@ -361,3 +361,54 @@ async fn timeline_records_holds_and_priority_changes_and_survives_a_restart() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["evictions"].as_array().map(Vec::len), Some(0), "{v}");
 }
+
+/// `plan --live` reads Kueue's ConfigMap once: missing → a warning and the defaults
+/// (named in the plan's warnings); `--kueue-config` overrides it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_live_uses_kueues_configuration_or_says_which_defaults() {
+    let env = env().await;
+    let history = env.dir.path().join("history.jsonl");
+    let plan = |extra: Vec<String>| {
+        let mut c = bin();
+        c.args(["plan", "--live", "-o", "json", "--sync-timeout", "40"])
+            .arg("--kubeconfig")
+            .arg(&env.kubeconfig)
+            .arg("--history-file")
+            .arg(&history)
+            .args(extra);
+        c.output()
+    };
+    let out = plan(vec![]).await.expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(
+        stderr.contains("ConfigMap kueue-system/kueue-manager-config not found"),
+        "{stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        v["warnings"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("assumed Kueue's defaults"),
+        "{v}"
+    );
+
+    let cfg = env.dir.path().join("kueue.yaml");
+    std::fs::write(
+        &cfg,
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare]\n",
+    )
+    .expect("write");
+    let out = plan(vec!["--kueue-config".into(), cfg.display().to_string()])
+        .await
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let warnings = v["warnings"].to_string();
+    assert!(!warnings.contains("assumed Kueue's defaults"), "{warnings}");
+}
