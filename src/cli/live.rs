@@ -56,6 +56,8 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
                 }
                 cfg
             }
+            // An unreachable server is said once, by the sync below.
+            Err(e) if unreachable(&e) => None,
             Err(e) => {
                 eprintln!("warning: {e:#}; Kueue's defaults apply");
                 None
@@ -246,4 +248,13 @@ fn emit(args: &PlanArgs, json: &Value, snap: &Snapshot) -> Result<()> {
         }
     };
     super::out::out(&text)
+}
+
+/// Whether `err` is a connection that could not be made (see
+/// [`source::watch::unreachable_cause`]).
+fn unreachable(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<kube::Error>()
+            .is_some_and(|k| source::watch::unreachable_cause(k).is_some())
+    })
 }
