@@ -14,6 +14,7 @@
 pub mod connect;
 pub mod drift;
 pub mod history;
+pub mod kueue_config;
 pub mod objects;
 pub mod replan;
 pub mod resources;
@@ -96,6 +97,9 @@ pub struct SourceOptions {
     /// The API server's address (`https://host:port`) for messages such as "cannot
     /// reach …"; set by [`connect_source`].
     pub server: Option<String>,
+    /// Read Kueue's configuration (the `kueue-system/kueue-manager-config` ConfigMap)
+    /// once at start, so the plan uses fair sharing etc. as the cluster does.
+    pub read_kueue_config: bool,
 }
 
 impl Default for SourceOptions {
@@ -109,6 +113,7 @@ impl Default for SourceOptions {
             page_size: 500,
             clock: Clock::wall(),
             server: None,
+            read_kueue_config: true,
         }
     }
 }
@@ -228,6 +233,29 @@ impl SourceHandle {
     }
 }
 
+/// Kueue's configuration for [`start`]: `None` (Kueue's defaults) when the ConfigMap is
+/// missing, unreadable or the server does not answer within 10 s; each such case is
+/// logged, and the Health view's `kueue-configuration` finding says defaults apply.
+async fn read_kueue_config(client: &Client) -> Option<crate::model::kueue_config::KueueConfig> {
+    let read = kueue_config::fetch(client.clone());
+    match tokio::time::timeout(Duration::from_secs(10), read).await {
+        Ok(Ok((cfg, notes))) => {
+            for n in notes {
+                tracing::warn!(target: "gangplank::source", "{n}; Kueue's defaults apply");
+            }
+            cfg
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(target: "gangplank::source", "{e:#}; Kueue's defaults apply");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(target: "gangplank::source", "Kueue's ConfigMap: no answer in 10 s; Kueue's defaults apply");
+            None
+        }
+    }
+}
+
 /// Which Kueue version the cluster serves: v1beta2 preferred, else v1beta1.
 /// A 404 on the group means Kueue is not installed. Other errors (server down,
 /// discovery forbidden) assume v1beta2 and let the watchers report what happens.
@@ -271,12 +299,15 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
     // instead of buffering parsed objects without limit. Messages come in batches of
     // up to 256.
     let (etx, erx) = mpsc::channel(32);
-    let store = store::Store::new(
+    let mut store = store::Store::new(
         &kinds,
         kueue,
         opts.namespace.clone(),
         HistoryLog::open(opts.history_file.clone()),
     );
+    if opts.read_kueue_config {
+        store.set_kueue_config(read_kueue_config(&client).await);
+    }
     let (stx, srx) = chan::channel(Arc::new(Snapshot::empty(opts.namespace.clone())));
     let publish = store::PublishOptions {
         min_interval: opts.publish_interval,

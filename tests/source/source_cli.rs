@@ -293,8 +293,7 @@ async fn config_cluster_shows_kueues_effective_configuration() {
     );
     assert!(stdout.contains("assumed Kueue's defaults"), "{stdout}");
 
-    // The simulator serves no ConfigMaps; reading one is covered with -f and
-    // --kueue-config in tests/engine/engine_kueue_fair.rs.
+    // With the ConfigMap: `the_live_source_reads_kueues_configmap` below.
 }
 
 /// Issue #12 (Events view): a hold and a priority change seen on the watch become
@@ -411,4 +410,42 @@ async fn plan_live_uses_kueues_configuration_or_says_which_defaults() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     let warnings = v["warnings"].to_string();
     assert!(!warnings.contains("assumed Kueue's defaults"), "{warnings}");
+}
+
+/// Issue #11: the live source reads Kueue's ConfigMap when it starts, so the console's
+/// plan (and `doctor --live`, `config --cluster`) use the cluster's fair sharing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_source_reads_kueues_configmap() {
+    let env = env().await;
+    let text = std::fs::read_to_string("tests/fixtures/fair-sharing/kueue-manager-config.yaml")
+        .expect("fixture");
+    let cm: Value = serde_yaml_ng::from_str(&text).expect("yaml");
+    create(&env.store, &key("", "configmaps"), cm);
+    let h = env.source(SourceOptions::default()).await;
+    let snap = h
+        .wait_synced(DEADLINE)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cfg = snap
+        .state
+        .kueue_config
+        .as_ref()
+        .expect("the ConfigMap was read");
+    assert!(cfg.fair_sharing_enabled(), "{cfg:?}");
+    h.shutdown().await;
+
+    let out = bin()
+        .args(["config", "--cluster", "--kubeconfig"])
+        .arg(&env.kubeconfig)
+        .output()
+        .await
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains("assumed Kueue's defaults"), "{stdout}");
+    assert!(stdout.contains("fairSharing: on"), "{stdout}");
 }

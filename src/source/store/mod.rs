@@ -96,6 +96,15 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
+    /// Kueue's configuration, carried into every snapshot's state (read once at start).
+    pub fn set_kueue_config(&mut self, cfg: Option<crate::model::kueue_config::KueueConfig>) {
+        if let Some(a) = self.assembler.as_mut() {
+            let mut base = crate::model::ClusterState::clone(&a.base);
+            base.kueue_config = cfg;
+            a.base = Arc::new(base);
+        }
+    }
+
     /// A store for `kinds`; kinds not watched (Kueue absent) are marked not served.
     pub fn new(
         kinds: &[ResourceKind],
