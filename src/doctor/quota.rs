@@ -57,7 +57,7 @@ fn memo_get(memo: &RefCell<Memo>, name: &str, flavor: &str, resource: &str) -> O
         .and_then(|m| m.get(name).copied())
 }
 
-fn memo_put<'a>(memo: &RefCell<Memo>, name: &'a str, flavor: &str, resource: &str, q: Quantity) {
+fn memo_put(memo: &RefCell<Memo>, name: &str, flavor: &str, resource: &str, q: Quantity) {
     memo.borrow_mut()
         .entry((flavor.to_string(), resource.to_string()))
         .or_default()
