@@ -167,6 +167,15 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
     }
 
     // --- nominate
+    st.by_priority = st
+        .cqs
+        .iter()
+        .map(|c| {
+            let mut v: Vec<WlIdx> = c.admitted.iter().copied().collect();
+            v.sort_by_key(|&w| (st.wls[w].priority, w));
+            v
+        })
+        .collect();
     let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
     let mut ns_cache: BTreeMap<(&str, CqIdx), bool> = BTreeMap::new();
     for (wl, cq) in heads {
@@ -223,6 +232,8 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
             outcome,
         });
     }
+
+    st.by_priority = Vec::new();
 
     // --- order (makeClassicalIterator): borrowing level, priority, timestamp; uid last
     entries.sort_by_key(|e| {
