@@ -216,7 +216,9 @@ pub struct PlanArgs {
     pub watch_timeout: u32,
     #[command(flatten)]
     pub cluster: crate::source::ClusterArgs,
-    /// Stop after this many scheduling cycles even if the plan has not settled.
+    /// Stop after this many scheduling cycles even if the plan has not settled (a plan
+    /// that repeats a state it was in stops earlier and names the loop: `detectedCycle`).
+    /// JSON lists the pending workloads in the last cycle only.
     #[arg(long, default_value_t = 100)]
     pub max_cycles: usize,
     /// The instant to plan at (RFC 3339); defaults to the current time.

@@ -106,6 +106,8 @@ fn run_static(args: &ConsoleArgs, opts: RunOptions) -> Result<i32> {
         &state,
         &PlanOptions {
             now: now.as_millisecond(),
+            // the console reads queue positions from the first cycle's rows
+            pending_in_every_cycle: true,
             ..PlanOptions::default()
         },
     );

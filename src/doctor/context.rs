@@ -87,20 +87,20 @@ pub struct Context<'a> {
     pod_index: PodIndex<'a>,
 }
 
-/// Keys of `state.pods` (namespace, name), borrowed.
-type PodKeys<'a> = Vec<&'a (String, String)>;
+/// A key of `state.pods`.
+type PodKey<'a> = &'a (String, String);
 
 /// Keys of `state.pods` by each way a pod can belong to a workload.
 #[derive(Default)]
 struct PodIndex<'a> {
     /// owner uid → pods.
-    by_owner_uid: HashMap<&'a str, Vec<&'a (String, String)>>,
+    by_owner_uid: HashMap<&'a str, Vec<PodKey<'a>>>,
     /// (namespace, owner kind, owner name) → pods.
-    by_owner: HashMap<(&'a str, &'a str, &'a str), PodKeys<'a>>,
+    by_owner: HashMap<(&'a str, &'a str, &'a str), Vec<PodKey<'a>>>,
     /// (namespace, value of a job-name label) → pods.
-    by_job_label: HashMap<(&'a str, &'a str), Vec<&'a (String, String)>>,
+    by_job_label: HashMap<(&'a str, &'a str), Vec<PodKey<'a>>>,
     /// (namespace, pod-group label) → pods.
-    by_group: HashMap<(&'a str, &'a str), Vec<&'a (String, String)>>,
+    by_group: HashMap<(&'a str, &'a str), Vec<PodKey<'a>>>,
 }
 
 impl<'a> PodIndex<'a> {
@@ -303,7 +303,7 @@ impl<'a> Context<'a> {
         };
         let ix = &self.pod_index;
         let ns = w.namespace.as_str();
-        let mut keys: Vec<&'a (String, String)> = Vec::new();
+        let mut keys: Vec<PodKey<'a>> = Vec::new();
         if !owner_name.is_empty() {
             if !owner_uid.is_empty() {
                 keys.extend(ix.by_owner_uid.get(owner_uid).into_iter().flatten());

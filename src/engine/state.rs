@@ -166,6 +166,11 @@ pub struct EngineState<'a> {
     /// Kueue's configuration (defaults when the input has none): request rewriting,
     /// feature gates.
     pub kueue: crate::model::kueue_config::KueueConfig,
+    /// While a cycle nominates its heads (admitted sets do not change then): each
+    /// ClusterQueue's admitted workloads by ascending priority, so candidate collection
+    /// stops at the first one the preemption policy's priority rule excludes. Empty
+    /// otherwise.
+    pub by_priority: Vec<Vec<WlIdx>>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -454,6 +459,7 @@ impl<'a> EngineState<'a> {
             clock: opts.now,
             reserved: Vec::new(),
             steps: std::cell::Cell::new(0),
+            by_priority: Vec::new(),
         }
     }
 

@@ -40,6 +40,8 @@ fn seed_at(minute: i64) -> (ConsoleData, i64) {
         &state,
         &PlanOptions {
             now,
+            // as the console builds it (src/cli/console.rs)
+            pending_in_every_cycle: true,
             ..PlanOptions::default()
         },
     );

@@ -127,7 +127,7 @@ fn from_cq(
     advantage: bool,
     out: &mut Vec<Candidate>,
 ) {
-    for &wl in &st.cqs[cq].admitted {
+    let mut push = |wl: WlIdx| {
         if let Some(variant) = classify(st, ctx, wl, cq, advantage) {
             out.push(Candidate {
                 wl,
@@ -136,6 +136,34 @@ fn from_cq(
                 variant,
             });
         }
+    };
+    let Some(sorted) = st.by_priority.get(cq) else {
+        for &wl in &st.cqs[cq].admitted {
+            push(wl);
+        }
+        return;
+    };
+    // Ascending priority: stop where the policy's priority rule excludes every later
+    // one (classify still decides each candidate before that point).
+    let (bound, inclusive) = if cq == ctx.cq {
+        match ctx.policy.within_cluster_queue {
+            WithinClusterQueue::LowerOrNewerEqualPriority => (Some(ctx.priority), true),
+            _ => (Some(ctx.priority), false),
+        }
+    } else {
+        match ctx.policy.reclaim_within_cohort {
+            ReclaimWithinCohort::Any => (None, false),
+            _ => (Some(ctx.priority), false),
+        }
+    };
+    for &wl in sorted {
+        let p = st.wls[wl].priority;
+        if let Some(b) = bound
+            && (p > b || (p == b && !inclusive))
+        {
+            break;
+        }
+        push(wl);
     }
 }
 

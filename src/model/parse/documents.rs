@@ -57,6 +57,32 @@ fn split_json(source: &str, text: &str) -> Result<Vec<Value>, ParseError> {
     Ok(docs)
 }
 
+/// Whether [`split_documents`] would try `text` as JSON first.
+pub fn looks_json(source: &str, text: &str) -> bool {
+    source.ends_with(".json")
+        || text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .starts_with(['{', '['])
+}
+
+/// Decodes the YAML documents of `text` one at a time, handing each to `f` before the
+/// next is decoded (a large multi-document dump never exists as one tree of `Value`s).
+/// Errors as [`split_documents`] names them; `f`'s error stops the reading.
+pub fn for_each_yaml_document(
+    source: &str,
+    text: &str,
+    mut f: impl FnMut(usize, Value) -> Result<(), ParseError>,
+) -> Result<(), ParseError> {
+    for (i, de) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
+        match Value::deserialize(de) {
+            Ok(v) => f(i, v)?,
+            Err(e) => return Err(doc_error(source, i, format!("invalid YAML: {e}"))),
+        }
+    }
+    Ok(())
+}
+
 fn split_yaml(source: &str, text: &str) -> Result<Vec<Value>, ParseError> {
     let mut docs = Vec::new();
     for (i, de) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {

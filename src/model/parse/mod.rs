@@ -132,6 +132,23 @@ impl Loader {
         if stream::add_json_list(self, source, text)? {
             return Ok(());
         }
+        if !documents::looks_json(source, text) {
+            // Multi-document YAML: each document is read as soon as it is decoded. After
+            // an object's error the rest is still decoded, so that a syntax error anywhere
+            // in the file is the error reported, as when all documents were decoded first.
+            let mut first_error = None;
+            documents::for_each_yaml_document(source, text, |document, value| {
+                if first_error.is_none() {
+                    let origin = Origin {
+                        source: source.to_string(),
+                        document,
+                    };
+                    first_error = self.add_value(origin, &value).err();
+                }
+                Ok(())
+            })?;
+            return first_error.map_or(Ok(()), Err);
+        }
         let docs = documents::split_documents(source, text)?;
         for (document, value) in docs.iter().enumerate() {
             let origin = Origin {
