@@ -108,6 +108,8 @@ pub struct App {
     pub message: Option<String>,
     /// The detail pane of the current view is open.
     pub detail: bool,
+    /// A describe or YAML pane (`d`, `y`) open over the view; Esc closes it.
+    pub pane: Option<super::describe::Pane>,
     /// First line of the detail pane shown (scrolled by the movement keys while open).
     pub detail_scroll: u16,
     /// The largest useful `detail_scroll` at the last draw (set by the detail pane, so
@@ -143,6 +145,7 @@ impl App {
             scope: Filter::default(),
             message: None,
             detail: false,
+            pane: None,
             detail_scroll: 0,
             detail_max: std::cell::Cell::new(0),
             confirm_scroll: 0,

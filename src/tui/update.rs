@@ -73,8 +73,28 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         }
         // Ctrl-C always quits, even if a config rebinds `quit` without it.
         None if ctrl_c => vec![Effect::Quit],
-        None => Vec::new(),
+        // A key that does nothing says so, rather than being silently ignored.
+        None => {
+            app.message = Some(unbound(&key));
+            vec![Effect::Redraw]
+        }
     }
+}
+
+/// The message for a key no action is bound to; k9s habits get a pointer.
+fn unbound(key: &KeyEvent) -> String {
+    let chord = super::keymap::KeyChord::from_event(key).to_string();
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let hint = match key.code {
+        KeyCode::Char('l') if !ctrl => "logs are not shown by gangplank (kubectl logs)",
+        KeyCode::Char('e') if !ctrl => "gangplank does not edit objects (kubectl edit)",
+        KeyCode::Char('d') if ctrl => "gangplank does not delete objects (hold with h instead)",
+        KeyCode::Char(c) if c.is_ascii_uppercase() && !ctrl => {
+            "sort with s (next column) and S (reverse)"
+        }
+        _ => "? lists the keys",
+    };
+    format!("{chord}: not bound to anything — {hint}")
 }
 
 /// Edits the command or filter line. The filter applies live as it is typed.
@@ -175,6 +195,7 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
 fn switch_view(app: &mut App, view: ViewId) {
     app.view = view;
     app.detail = false;
+    app.pane = None;
     app.detail_scroll = 0;
 }
 
@@ -222,6 +243,8 @@ fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
         KeyAction::Reprioritize => return act(app, ActionKind::Reprioritize),
         KeyAction::Hold => return act(app, ActionKind::Hold),
         KeyAction::Resume => return act(app, ActionKind::Resume),
+        KeyAction::Describe => open_pane(app, super::describe::PaneKind::Describe),
+        KeyAction::Yaml => open_pane(app, super::describe::PaneKind::Yaml),
     }
     vec![Effect::Redraw]
 }
@@ -276,10 +299,30 @@ fn select(app: &mut App) {
     }
 }
 
+/// `d` / `y`: the selected object's describe text or YAML in a scrollable pane.
+fn open_pane(app: &mut App, kind: super::describe::PaneKind) {
+    let data = app.cache.data.clone();
+    match super::describe::pane(app, &data, kind) {
+        Ok(p) => {
+            app.pane = Some(p);
+            app.detail = true;
+            app.detail_scroll = 0;
+        }
+        Err(why) => {
+            let key = match kind {
+                super::describe::PaneKind::Describe => "d describe",
+                super::describe::PaneKind::Yaml => "y yaml",
+            };
+            app.message = Some(format!("{key}: {why}"));
+        }
+    }
+}
+
 /// Esc: close the detail pane, else clear the filter, else go back a drill-in.
 fn back(app: &mut App) {
     if app.detail {
         app.detail = false;
+        app.pane = None;
     } else if let Some((view, filter)) = app.back_stack.pop() {
         switch_view(app, view);
         set_filter(app, filter);

@@ -345,3 +345,56 @@ fn a_namespace_scopes_every_view_and_ns_switches_it() {
         "{s}"
     );
 }
+
+#[test]
+fn d_describes_y_shows_yaml_and_unbound_keys_say_so() {
+    let mut a = app(ViewId::Workloads, 100, 40, "dark");
+    type_str(&mut a, "/boss");
+    update(&mut a, key(KeyCode::Enter));
+    update(&mut a, key(KeyCode::Char('d')));
+    let s = screen(&a, 100, 40);
+    assert!(
+        s.contains("describe workload nlp-team/boss-urgent-llama-finetune"),
+        "{s}"
+    );
+    assert!(s.contains("Conditions:"), "{s}");
+    assert!(s.contains("QuotaReserved  False"), "{s}");
+    assert!(s.contains("Events:"), "{s}");
+    update(&mut a, key(KeyCode::Esc));
+    update(&mut a, key(KeyCode::Char('y')));
+    let s = screen(&a, 100, 40);
+    assert!(s.contains("kind: Workload"), "{s}");
+    assert!(s.contains("queueName: nlp-team-queue"), "{s}");
+    update(&mut a, key(KeyCode::Esc));
+    assert!(!screen(&a, 100, 40).contains("kind: Workload"));
+    update(&mut a, key(KeyCode::Esc)); // clears the filter
+    // Nodes and queues describe too; other views say where d works.
+    update(&mut a, key(KeyCode::Char('3')));
+    update(&mut a, key(KeyCode::Char('y')));
+    assert!(screen(&a, 100, 40).contains("kind: Node"));
+    update(&mut a, key(KeyCode::Char('5')));
+    update(&mut a, key(KeyCode::Char('d')));
+    assert!(
+        screen(&a, 100, 40).contains("d describe: works on workloads, queues and nodes"),
+        "{}",
+        screen(&a, 100, 40)
+    );
+    // k9s keys gangplank does not have say so.
+    update(&mut a, key(KeyCode::Char('l')));
+    let s = screen(&a, 100, 40);
+    assert!(
+        s.contains("l: not bound to anything — logs are not shown"),
+        "{s}"
+    );
+    update(&mut a, key(KeyCode::Char('X')));
+    assert!(screen(&a, 100, 40).contains("X: not bound to anything — sort with s"));
+    // `?` help comes from the same keymap.
+    update(&mut a, key(KeyCode::Char('?')));
+    let mut help = String::new();
+    for _ in 0..40 {
+        help.push_str(&screen(&a, 100, 40));
+        update(&mut a, key(KeyCode::Down));
+    }
+    assert!(help.contains("describe the selected workload"), "{help}");
+    assert!(help.contains("Events view"), "{help}");
+}
