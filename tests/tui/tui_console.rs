@@ -398,3 +398,80 @@ fn d_describes_y_shows_yaml_and_unbound_keys_say_so() {
     assert!(help.contains("describe the selected workload"), "{help}");
     assert!(help.contains("Events view"), "{help}");
 }
+
+/// Issue #12 item 8: WAIT counts from the last eviction (or creation) to the
+/// admission, not the run before the eviction; unknown timestamps show `—`.
+#[test]
+fn wait_counts_from_the_last_eviction_and_unknown_times_are_dashes() {
+    use gangplank::model::{Condition, ConditionStatus};
+    let t0 = tui_fixture::T0;
+    let min = 60_000;
+    let cond = |t: &str, status: ConditionStatus, reason: &str, at: i64| Condition {
+        type_: t.into(),
+        status,
+        reason: reason.into(),
+        message: String::new(),
+        last_transition_time: Some(at),
+    };
+    let mut a = app(ViewId::Workloads, 160, 48, "dark");
+    let mut data = a.cache.data.clone();
+    let mut state = (*data.state).clone();
+    // yolo-train: created at t0+3m, admitted, ran, evicted at t0+5m, requeued, admitted
+    // again at t0+8m. It waited 3 minutes for this admission, not 5.
+    let yolo = ("cv-team".to_string(), "yolo-train".to_string());
+    let mut w = state.workloads[&yolo].as_ref().clone();
+    w.conditions = vec![
+        cond(
+            "QuotaReserved",
+            ConditionStatus::True,
+            "QuotaReserved",
+            t0 + 8 * min,
+        ),
+        cond("Admitted", ConditionStatus::True, "Admitted", t0 + 8 * min),
+        // Kueue rewrites Evicted to False when it admits again.
+        cond(
+            "Evicted",
+            ConditionStatus::False,
+            "QuotaReserved",
+            t0 + 8 * min,
+        ),
+        cond("Requeued", ConditionStatus::True, "Preempted", t0 + 5 * min),
+    ];
+    state.workloads.insert(yolo, Arc::new(w));
+    // resnet-sweep: a dump without timestamps.
+    let resnet = ("cv-team".to_string(), "resnet-sweep".to_string());
+    let mut r = state.workloads[&resnet].as_ref().clone();
+    r.creation_timestamp = 0;
+    for c in &mut r.conditions {
+        c.last_transition_time = None;
+    }
+    state.workloads.insert(resnet, Arc::new(r));
+    data.state = Arc::new(state);
+    data.generation += 1;
+    update(&mut a, Msg::Data(data));
+    let s = screen(&a, 160, 48);
+    let row = |name: &str| {
+        s.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name}:\n{s}"))
+            .to_string()
+    };
+    let yolo_row = row("yolo-train");
+    assert!(
+        yolo_row.contains(" 3m "),
+        "WAIT 3m (eviction → admission):\n{yolo_row}"
+    );
+    assert!(!yolo_row.contains(" 5m "), "{yolo_row}");
+    let resnet_row = row("resnet-sweep");
+    assert!(
+        resnet_row.matches('—').count() >= 2,
+        "AGE and WAIT unknown:\n{resnet_row}"
+    );
+    let days = |t: &str| {
+        t.len() > 1 && t.ends_with('d') && t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit())
+    };
+    assert!(
+        !resnet_row.split_whitespace().any(days),
+        "no 9831d age:\n{resnet_row}"
+    );
+}

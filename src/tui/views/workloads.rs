@@ -195,7 +195,9 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App) {
     let mut ages = (1, 1);
     for &i in index.iter().skip(offset).take(height) {
         let r = &rows[i as usize];
-        ages.0 = ages.0.max(format_age(app.now - r.created).len());
+        ages.0 = ages
+            .0
+            .max(r.age_ms(app.now).map_or(1, |a| format_age(a).len()));
         ages.1 = ages
             .1
             .max(r.wait_ms(app.now).map_or(1, |w| format_age(w).len()));
@@ -245,7 +247,10 @@ fn row<'a>(r: &WorkloadRow, app: &App, cols: &[Col], widths: &[usize]) -> Row<'a
             state_style(t, r.state),
         ))),
         Col::Gpus => Cell::from(Line::from(r.gpus.to_string()).right_aligned()),
-        Col::Age => Cell::from(format_age(app.now - r.created)),
+        Col::Age => Cell::from(Line::from(
+            r.age_ms(app.now)
+                .map_or_else(dash, |a| Span::raw(format_age(a))),
+        )),
         Col::Wait => Cell::from(Line::from(
             r.wait_ms(app.now)
                 .map_or_else(dash, |w| Span::raw(format_age(w))),
