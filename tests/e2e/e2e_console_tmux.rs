@@ -35,8 +35,12 @@ fn similar_long_names_are_distinguishable_and_details_scroll_at_80x24() {
         "Enter",
     ]);
     tmux.send(&["2"]);
-    let s = tmux.wait_for("both similar jobs listed", 60, |s| {
-        rows_with(s, "run-a1").len() == 1 && rows_with(s, "run-b2").len() == 1
+    // After minute 10 run-b2 (gpt-eval's place) is preempted: its details are then
+    // longer than 80×24 shows.
+    let s = tmux.wait_for("both similar jobs listed, run-b2 preempted", 90, |s| {
+        rows_with(s, "run-a1").len() == 1
+            && rows_with(s, "run-b2").len() == 1
+            && rows_with(s, "run-b2")[0].contains("Preempted")
     });
     let (a, b) = (rows_with(&s, "run-a1")[0], rows_with(&s, "run-b2")[0]);
     assert_ne!(a, b, "{s}");
