@@ -109,6 +109,8 @@ fn run_static(args: &ConsoleArgs, opts: RunOptions) -> Result<i32> {
         },
     );
     let mut snap = Snapshot::empty(args.cluster.namespace.clone());
+    // No watch ran: the Events view shows what the dump's conditions say happened.
+    (snap.evictions, snap.events) = source::history::records_from_state(&state);
     snap.state = std::sync::Arc::new(state);
     snap.taken_at = now;
     let live_plan = LivePlan {
