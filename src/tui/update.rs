@@ -54,6 +54,7 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         Mode::Priority(picker) => return super::priority::on_key(app, key, picker),
         Mode::Command(text) => return edit_line(app, key, text, true),
         Mode::Filter(text) => return edit_line(app, key, text, false),
+        Mode::Search(text) => return edit_search(app, key, text),
         Mode::Help(scroll) => {
             let action = app.keymap.lookup(&key);
             match action {
@@ -66,7 +67,22 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         }
         Mode::Normal => {}
     }
+    // `n`: the next match of a search in open details.
+    if app.detail
+        && app.detail_search.is_some()
+        && key.code == KeyCode::Char('n')
+        && app.keymap.lookup(&key).is_none()
+    {
+        app.detail_match += 1;
+        app.detail_jump.set(true);
+        return vec![Effect::Redraw];
+    }
     match app.keymap.lookup(&key) {
+        // `/` inside open details searches them instead of filtering the list.
+        Some(KeyAction::Filter) if app.detail => {
+            app.mode = Mode::Search(app.detail_search.clone().unwrap_or_default());
+            vec![Effect::Redraw]
+        }
         Some(action) => {
             app.message = None;
             on_action(app, action)
@@ -196,15 +212,16 @@ fn switch_view(app: &mut App, view: ViewId) {
     app.view = view;
     app.detail = false;
     app.pane = None;
-    app.detail_scroll = 0;
+    app.detail_scroll.set(0);
+    app.detail_search = None;
 }
 
 /// Movement keys scroll an open detail pane instead of moving the selection.
 fn scroll_detail(app: &mut App, action: KeyAction) -> bool {
     let page = app.size.1.saturating_sub(6).max(1);
     let max = app.detail_max.get();
-    let cur = app.detail_scroll.min(max);
-    app.detail_scroll = match action {
+    let cur = app.detail_scroll.get().min(max);
+    let next = match action {
         KeyAction::Up => cur.saturating_sub(1),
         KeyAction::Down => (cur + 1).min(max),
         KeyAction::PageUp => cur.saturating_sub(page),
@@ -213,7 +230,41 @@ fn scroll_detail(app: &mut App, action: KeyAction) -> bool {
         KeyAction::Bottom => max,
         _ => return false,
     };
+    app.detail_scroll.set(next);
     true
+}
+
+/// Types a `/` search inside open details: each keystroke jumps to the first match;
+/// Enter keeps it (`n` then goes to the next), Esc drops it.
+fn edit_search(app: &mut App, key: KeyEvent, mut text: String) -> Vec<Effect> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match key.code {
+        KeyCode::Char('c') if ctrl => return vec![Effect::Quit],
+        KeyCode::Esc => {
+            app.mode = Mode::Normal;
+            app.detail_search = None;
+            return vec![Effect::Redraw];
+        }
+        KeyCode::Enter => {
+            app.mode = Mode::Normal;
+            if text.is_empty() {
+                app.detail_search = None;
+            } else {
+                app.message = Some(format!("search: {text} (n next match, Esc clears)"));
+            }
+            return vec![Effect::Redraw];
+        }
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char(c) if !ctrl => text.push(c),
+        _ => return Vec::new(),
+    }
+    app.detail_search = (!text.is_empty()).then(|| text.clone());
+    app.detail_match = 0;
+    app.detail_jump.set(true);
+    app.mode = Mode::Search(text);
+    vec![Effect::Redraw]
 }
 
 fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
@@ -277,7 +328,8 @@ fn select(app: &mut App) {
         | ViewId::Health
         | ViewId::Events => {
             app.detail = !app.visible(app.view).is_empty();
-            app.detail_scroll = 0;
+            app.detail_scroll.set(0);
+            app.detail_search = None;
         }
         ViewId::Queues => {
             let filter = match app.selected_queue_line() {
@@ -306,7 +358,8 @@ fn open_pane(app: &mut App, kind: super::describe::PaneKind) {
         Ok(p) => {
             app.pane = Some(p);
             app.detail = true;
-            app.detail_scroll = 0;
+            app.detail_scroll.set(0);
+            app.detail_search = None;
         }
         Err(why) => {
             let key = match kind {
@@ -323,6 +376,7 @@ fn back(app: &mut App) {
     if app.detail {
         app.detail = false;
         app.pane = None;
+        app.detail_search = None;
     } else if let Some((view, filter)) = app.back_stack.pop() {
         switch_view(app, view);
         set_filter(app, filter);

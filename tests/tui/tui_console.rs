@@ -475,3 +475,38 @@ fn wait_counts_from_the_last_eviction_and_unknown_times_are_dashes() {
         "no 9831d age:\n{resnet_row}"
     );
 }
+
+#[test]
+fn slash_searches_inside_open_details_and_n_goes_to_the_next_match() {
+    let mut a = app(ViewId::Workloads, 80, 24, "dark");
+    type_str(&mut a, "/boss");
+    update(&mut a, key(KeyCode::Enter));
+    update(&mut a, key(KeyCode::Char('d'))); // describe: longer than the screen
+    let top = screen(&a, 80, 24);
+    assert!(top.contains("lines 1–"), "{top}");
+    assert!(
+        !top.contains("Pod Sets:"),
+        "below the fold at first:\n{top}"
+    );
+    type_str(&mut a, "/pod sets:");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("Pod Sets:"), "the search jumped to it:\n{s}");
+    assert!(s.contains("match 1/1"), "{s}");
+    update(&mut a, key(KeyCode::Enter));
+    assert_eq!(a.filter.source, "boss", "the list filter is untouched");
+    // A word on several lines: n goes from one match to the next.
+    type_str(&mut a, "/");
+    for _ in 0.."pod sets:".len() {
+        update(&mut a, key(KeyCode::Backspace));
+    }
+    type_str(&mut a, "nvidia.com/gpu");
+    update(&mut a, key(KeyCode::Enter));
+    let first = screen(&a, 80, 24);
+    assert!(first.contains("match 1/"), "{first}");
+    update(&mut a, key(KeyCode::Char('n')));
+    let second = screen(&a, 80, 24);
+    assert!(second.contains("match 2/"), "{second}");
+    // Esc closes the details and drops the search.
+    update(&mut a, key(KeyCode::Esc));
+    assert!(!a.detail && a.detail_search.is_none());
+}

@@ -59,7 +59,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
     if list_area.height > 0 {
         render_table(frame, list_area, app);
     }
-    if let (Some(a), Some(row)) = (detail_area, app.selected_workload()) {
+    // A describe/YAML pane is drawn over the body instead (views::row_detail).
+    if let (Some(a), Some(row), None) = (detail_area, app.selected_workload(), &app.pane) {
         detail::render(frame, a, app, data, row);
     }
 }
