@@ -56,6 +56,7 @@ fn run_options(args: &ConsoleArgs) -> Result<RunOptions> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     // `-n`: every view shows that namespace's objects (`:ns` changes it live).
     opts.namespace = args.cluster.namespace.clone();
+    opts.contexts = crate::source::context_names(&args.cluster);
     Ok(opts)
 }
 
@@ -207,6 +208,8 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
     }
     let _log = init_logging(args.console.log_file.as_ref())?;
     let mut opts = run_options(&args.console)?;
+    // The demo's cluster is the embedded simulator, not a kubeconfig context.
+    opts.contexts.clear();
     let scenario = match &args.scenario {
         Some(path) => load_scenario(path).context("cannot load the scenario")?,
         None => Scenario::seed(),

@@ -34,7 +34,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 
-pub use connect::{ClusterArgs, USER_AGENT_VALUE, client_config, connect, context_name};
+pub use connect::{
+    ClusterArgs, USER_AGENT_VALUE, client_config, connect, context_name, context_names,
+};
 pub use history::{
     EvictionRecord, HistoryLog, TimelineRecord, default_demo_history_path, default_history_path,
     read_history, read_timeline,

@@ -102,6 +102,8 @@ pub struct App {
     pub keymap: Keymap,
     pub theme: Theme,
     pub filter: Filter,
+    /// The kubeconfig's context names (`:ctx` lists them).
+    pub contexts: Vec<String>,
     /// The namespace every view is scoped to (`-n`, `:ns`); `None`: all.
     pub namespace: Option<String>,
     /// What the views apply: `ns=<namespace>` (when scoped) and the filter, ANDed.
@@ -149,6 +151,7 @@ impl App {
             keymap,
             theme,
             filter: Filter::default(),
+            contexts: Vec::new(),
             namespace: None,
             scope: Filter::default(),
             message: None,

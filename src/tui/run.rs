@@ -50,6 +50,8 @@ pub struct RunOptions {
     pub clock: Clock,
     /// The namespace every view starts scoped to (`-n`); `:ns` changes it.
     pub namespace: Option<String>,
+    /// The kubeconfig's context names, for `:ctx`.
+    pub contexts: Vec<String>,
 }
 
 impl RunOptions {
@@ -74,6 +76,7 @@ impl RunOptions {
             access: None,
             clock: Clock::wall(),
             namespace: None,
+            contexts: Vec::new(),
         })
     }
 }
@@ -91,6 +94,7 @@ pub async fn run_terminal(
         opts.default_view,
     );
     app.set_namespace(opts.namespace.clone());
+    app.contexts = opts.contexts.clone();
     let size = guard
         .terminal
         .size()

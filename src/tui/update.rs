@@ -173,12 +173,24 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
     match command::parse(line) {
         Ok(Command::Quit) => return vec![Effect::Quit],
         Ok(Command::Help) => app.mode = Mode::Help(0),
-        Ok(Command::Context) => {
+        Ok(Command::Context(asked)) => {
             let ctx = &app.cache.data.context;
-            app.message = Some(format!(
-                "context: {}",
-                if ctx.is_empty() { "—" } else { ctx }
-            ));
+            let ctx = if ctx.is_empty() { "—" } else { ctx.as_str() };
+            let others = if app.contexts.is_empty() {
+                String::new()
+            } else {
+                format!(" · kubeconfig contexts: {}", app.contexts.join(", "))
+            };
+            app.message = Some(match asked {
+                None => format!("context: {ctx}{others}"),
+                Some(name) if !app.contexts.is_empty() && !app.contexts.contains(&name) => {
+                    format!("no context {name:?} in the kubeconfig{others}")
+                }
+                // Honest: the watches are bound to the context they started with.
+                Some(name) => format!(
+                    "switching live is not supported yet: quit and run `gangplank --context {name}` (now: {ctx})"
+                ),
+            });
         }
         Ok(Command::Namespace(arg)) => {
             use super::command::NsArg;

@@ -510,3 +510,34 @@ fn slash_searches_inside_open_details_and_n_goes_to_the_next_match() {
     update(&mut a, key(KeyCode::Esc));
     assert!(!a.detail && a.detail_search.is_none());
 }
+
+#[test]
+fn ctx_lists_the_kubeconfig_contexts_and_says_switching_needs_a_restart() {
+    let mut a = app(ViewId::Workloads, 120, 30, "dark");
+    a.contexts = vec!["prod".into(), "staging".into()];
+    type_str(&mut a, ":ctx");
+    update(&mut a, key(KeyCode::Enter));
+    let m = a.message.clone().unwrap_or_default();
+    assert_eq!(
+        m,
+        "context: seed (simulator) · kubeconfig contexts: prod, staging"
+    );
+    type_str(&mut a, ":ctx nope");
+    update(&mut a, key(KeyCode::Enter));
+    assert!(
+        a.message
+            .clone()
+            .unwrap_or_default()
+            .starts_with("no context \"nope\"")
+    );
+    type_str(&mut a, ":ctx staging");
+    update(&mut a, key(KeyCode::Enter));
+    assert!(
+        a.message
+            .clone()
+            .unwrap_or_default()
+            .contains("gangplank --context staging"),
+        "{:?}",
+        a.message
+    );
+}
