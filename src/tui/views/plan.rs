@@ -31,11 +31,14 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
     let index = app.visible(ViewId::Plan);
     // The id is the preemptor's key (what `approve` takes): one column for both, cut
     // in the middle; the summary (victims, GPUs) gets the rest.
+    // The preemptor by job name (the Workload key is in the details and is what
+    // `approve` takes).
     let shown = |p: &crate::tui::data::ProposalView| {
+        let name = crate::tui::rows::workloads::display_name(&data.state, &p.target);
         if p.id == p.target {
-            p.target.clone()
+            name
         } else {
-            format!("{} {}", p.id, p.target)
+            format!("{} {name}", p.id)
         }
     };
     let target_w = plan
