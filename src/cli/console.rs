@@ -57,6 +57,7 @@ fn run_options(args: &ConsoleArgs) -> Result<RunOptions> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     // `-n`: every view shows that namespace's objects (`:ns` changes it live).
     opts.namespace = args.cluster.namespace.clone();
+    opts.contexts = crate::source::context_names(&args.cluster);
     Ok(opts)
 }
 
@@ -112,6 +113,8 @@ fn run_static(args: &ConsoleArgs, opts: RunOptions) -> Result<i32> {
         },
     );
     let mut snap = Snapshot::empty(args.cluster.namespace.clone());
+    // No watch ran: the Events view shows what the dump's conditions say happened.
+    (snap.evictions, snap.events) = source::history::records_from_state(&state);
     snap.state = std::sync::Arc::new(state);
     snap.taken_at = now;
     let live_plan = LivePlan {
@@ -200,6 +203,8 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
     }
     let _log = init_logging(args.console.log_file.as_ref())?;
     let mut opts = run_options(&args.console)?;
+    // The demo's cluster is the embedded simulator, not a kubeconfig context.
+    opts.contexts.clear();
     let scenario = match &args.scenario {
         Some(path) => load_scenario(path).context("cannot load the scenario")?,
         None => Scenario::seed(),

@@ -100,6 +100,16 @@ pub fn context_name(args: &ClusterArgs) -> Option<String> {
     }
 }
 
+/// Every context name in the kubeconfig the flags select (empty when none is readable).
+pub fn context_names(args: &ClusterArgs) -> Vec<String> {
+    let kc = match &args.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).ok(),
+        None => Kubeconfig::read().ok(),
+    };
+    kc.map(|k| k.contexts.into_iter().map(|c| c.name).collect())
+        .unwrap_or_default()
+}
+
 /// A client for the flags.
 pub async fn connect(args: &ClusterArgs, read_timeout: Duration) -> Result<Client, Error> {
     let cfg = client_config(args, read_timeout).await?;

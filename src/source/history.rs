@@ -230,6 +230,41 @@ pub fn eviction_of<'a>(
     })
 }
 
+/// What the live store would have recorded, read off one state: every evicted
+/// Workload's eviction (the preemptor resolved from the UID in Kueue's message among
+/// the state's Workloads) and each Workload's condition transitions. For a dump
+/// (`gangplank -f`) or a test, where no watch ran.
+pub fn records_from_state(
+    state: &crate::model::ClusterState,
+) -> (Vec<EvictionRecord>, Vec<TimelineRecord>) {
+    let by_uid: std::collections::HashMap<&str, &Workload> = state
+        .workloads
+        .values()
+        .filter(|w| !w.uid.is_empty())
+        .map(|w| (w.uid.as_str(), &**w))
+        .collect();
+    let cq = |w: &Workload| {
+        w.admission
+            .as_ref()
+            .map(|a| a.cluster_queue.clone())
+            .or_else(|| {
+                let lq = state
+                    .local_queues
+                    .get(&(w.namespace.clone(), w.queue_name.clone()?))?;
+                Some(lq.cluster_queue.clone())
+            })
+    };
+    let mut evictions = Vec::new();
+    let mut timeline = Vec::new();
+    for wl in state.workloads.values() {
+        evictions.extend(eviction_of(wl, |uid| by_uid.get(uid).copied(), cq));
+        timeline.extend(timeline_of(wl, None, 0));
+    }
+    evictions.sort_by_key(EvictionRecord::time_ms);
+    timeline.sort_by_key(TimelineRecord::time_ms);
+    (evictions, timeline)
+}
+
 /// The default history file: `$XDG_STATE_HOME/gangplank/history.jsonl` (or the local
 /// data directory on systems without a state directory).
 pub fn default_history_path() -> Option<PathBuf> {

@@ -37,6 +37,7 @@ use crate::clock::Clock;
 
 pub use connect::{
     ClusterArgs, USER_AGENT_VALUE, client_config, connect, connect_source, context_name,
+    context_names,
 };
 pub use history::{
     EvictionRecord, HistoryLog, TimelineRecord, default_demo_history_path, default_history_path,

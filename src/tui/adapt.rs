@@ -429,9 +429,15 @@ pub fn event_rows(
                 format!("{who} preempted {victim} ({reason}, {gpus} GPUs freed)"),
             )
         } else if e.reason == "Deactivated" {
+            // The hold itself is its own `Held` line (spec.active flipped): this is the
+            // eviction that followed, with the GPUs it freed.
+            let by = e
+                .approved_by
+                .as_deref()
+                .map_or(String::new(), |who| format!(", approved by {who}"));
             (
-                EventKind::Held,
-                format!("{victim} evicted: deactivated ({gpus} GPUs freed)"),
+                EventKind::Evicted,
+                format!("{victim} evicted: deactivated ({gpus} GPUs freed{by})"),
             )
         } else {
             (
@@ -489,4 +495,87 @@ pub fn event_rows(
     out.extend(operator_event_rows(state, audit));
     sort_newest_first(&mut out);
     out
+}
+
+#[cfg(test)]
+mod event_tests {
+    use super::*;
+    use crate::source::{EvictionRecord, TimelineRecord};
+    use crate::tui::data::{AuditRow, EventKind};
+
+    fn eviction(victim: &str, reason: &str, preemptor: Option<&str>) -> EvictionRecord {
+        EvictionRecord {
+            id: format!("{victim}@1"),
+            time: "2026-01-01T00:10:00Z".into(),
+            victim: victim.into(),
+            victim_uid: "v".into(),
+            victim_priority: 1,
+            victim_cluster_queue: None,
+            preemptor: preemptor.map(str::to_string),
+            preemptor_uid: Some("gone-uid".into()),
+            preemptor_job_uid: None,
+            preemptor_priority: None,
+            preemptor_cluster_queue: None,
+            reason: reason.into(),
+            preemption_reason: (reason == "Preempted").then(|| "InClusterQueue".to_string()),
+            message: String::new(),
+            approved_by: Some("alice".into()),
+        }
+    }
+
+    #[test]
+    fn events_are_newest_first_and_say_who_did_what() {
+        let state = ClusterState::default();
+        let evictions = [
+            eviction(
+                "cv-team/pytorchjob-yolo-train-1d9fd",
+                "Preempted",
+                Some("nlp-team/pytorchjob-boss-7c3e0"),
+            ),
+            eviction("cv-team/pytorchjob-resnet-sweep-aaaaa", "Preempted", None),
+            eviction("nlp-team/pytorchjob-bert-bbbbb", "Deactivated", None),
+        ];
+        let timeline = [TimelineRecord {
+            id: "x@Admitted@1".into(),
+            event: "Admitted".into(),
+            time: "2026-01-01T00:11:00Z".into(),
+            workload: "nlp-team/pytorchjob-boss-7c3e0".into(),
+            workload_uid: "x".into(),
+            reason: "QuotaReserved".into(),
+            message: String::new(),
+        }];
+        let audit = [AuditRow {
+            time: 0,
+            actor: "alice".into(),
+            action: "hold".into(),
+            target: "cv-team/pytorchjob-resnet-sweep-aaaaa".into(),
+            outcome: "ok".into(),
+            details: vec![],
+        }];
+        let rows = event_rows(&state, &evictions, &timeline, &audit);
+        assert_eq!(rows[0].kind, EventKind::Admitted, "newest first: {rows:?}");
+        assert_eq!(rows[0].text, "nlp-team/boss admitted");
+        let pre = rows.iter().find(|r| r.object.contains("yolo")).unwrap();
+        assert_eq!(
+            pre.text,
+            "nlp-team/boss preempted cv-team/yolo-train (InClusterQueue, 0 GPUs freed)"
+        );
+        let gone = rows
+            .iter()
+            .find(|r| r.object.contains("resnet") && r.kind == EventKind::Preempted)
+            .unwrap();
+        assert!(
+            gone.text
+                .starts_with("workload with UID gone-uid (gone) preempted"),
+            "{}",
+            gone.text
+        );
+        let held = rows.iter().find(|r| r.object.contains("bert")).unwrap();
+        assert_eq!(held.kind, EventKind::Evicted);
+        assert!(held.text.contains("deactivated") && held.text.contains("approved by alice"));
+        // The operator action with an unknown time sorts last and keeps time 0 (`—`).
+        let last = rows.last().unwrap();
+        assert_eq!((last.kind, last.time), (EventKind::Operator, 0));
+        assert_eq!(last.text, "alice hold cv-team/resnet-sweep: ok");
+    }
 }

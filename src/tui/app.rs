@@ -27,6 +27,8 @@ pub enum Mode {
     Command(String),
     /// Typing a `/` filter.
     Filter(String),
+    /// Typing a `/` search inside open details.
+    Search(String),
     /// The `?` overlay, with its scroll offset.
     Help(usize),
     /// An action waits for the operator's `y` (summary and details in a panel).
@@ -109,6 +111,8 @@ pub struct App {
     pub keymap: Keymap,
     pub theme: Theme,
     pub filter: Filter,
+    /// The kubeconfig's context names (`:ctx` lists them).
+    pub contexts: Vec<String>,
     /// The namespace every view is scoped to (`-n`, `:ns`); `None`: all.
     pub namespace: Option<String>,
     /// What the views apply: `ns=<namespace>` (when scoped) and the filter, ANDed.
@@ -117,8 +121,16 @@ pub struct App {
     pub message: Option<String>,
     /// The detail pane of the current view is open.
     pub detail: bool,
-    /// First line of the detail pane shown (scrolled by the movement keys while open).
-    pub detail_scroll: u16,
+    /// A describe or YAML pane (`d`, `y`) open over the view; Esc closes it.
+    pub pane: Option<super::describe::Pane>,
+    /// First line of the detail pane shown (scrolled by the movement keys while open;
+    /// a search jump sets it while drawing, hence the cell).
+    pub detail_scroll: std::cell::Cell<u16>,
+    /// Text searched for in the open detail (`/` while details are open), and which
+    /// match to show; the next draw jumps to it when `detail_jump` is set.
+    pub detail_search: Option<String>,
+    pub detail_match: usize,
+    pub detail_jump: std::cell::Cell<bool>,
     /// The largest useful `detail_scroll` at the last draw (set by the detail pane, so
     /// scrolling up from "End" starts at the bottom rather than past it).
     pub detail_max: std::cell::Cell<u16>,
@@ -148,11 +160,16 @@ impl App {
             keymap,
             theme,
             filter: Filter::default(),
+            contexts: Vec::new(),
             namespace: None,
             scope: Filter::default(),
             message: None,
             detail: false,
-            detail_scroll: 0,
+            pane: None,
+            detail_scroll: std::cell::Cell::new(0),
+            detail_search: None,
+            detail_match: 0,
+            detail_jump: std::cell::Cell::new(false),
             detail_max: std::cell::Cell::new(0),
             confirm_scroll: 0,
             confirm_max: std::cell::Cell::new(0),

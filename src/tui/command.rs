@@ -11,8 +11,9 @@ use super::msg::ViewId;
 pub enum Command {
     /// Switch view, optionally setting the filter to the given text.
     View(ViewId, Option<String>),
-    /// Show the current context.
-    Context,
+    /// Show the current context and the kubeconfig's others (`:ctx`), or ask for one
+    /// (`:ctx NAME`).
+    Context(Option<String>),
     /// `:ns NAME` scopes every view to a namespace; `:ns all` (or `-`, `*`) removes
     /// the scope; `:ns` alone shows it (`Show`).
     Namespace(NsArg),
@@ -78,7 +79,9 @@ pub fn parse(line: &str) -> Result<Command, String> {
             let filter = (!args.is_empty()).then(|| filter_from_args(view, args));
             Ok(Command::View(view, filter))
         }
-        ("ctx" | "context", None) => Ok(Command::Context),
+        ("ctx" | "context", None) => Ok(Command::Context(
+            (!args.is_empty()).then(|| args.to_string()),
+        )),
         ("ns" | "namespace", None) => Ok(Command::Namespace(match args {
             "" => NsArg::Show,
             "all" | "-" | "*" => NsArg::All,

@@ -18,7 +18,7 @@ use super::msg::{Effect, Prompt};
 /// Shows the prompt as a panel.
 pub fn ask(app: &mut App, prompt: Prompt) -> Vec<Effect> {
     app.message = Some(format!(
-        "press y to confirm, n or Esc to cancel: {}",
+        "press y to confirm: {} (n, Esc or any other key cancels)",
         prompt.summary
     ));
     app.confirm_scroll = 0;

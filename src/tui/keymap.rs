@@ -32,6 +32,8 @@ pub enum KeyAction {
     Reprioritize,
     Hold,
     Resume,
+    Describe,
+    Yaml,
 }
 
 /// (action, config name, description, default keys), in help order.
@@ -118,6 +120,18 @@ const DEFAULTS: &[(KeyAction, &str, &str, &[&str])] = &[
         "resume",
         "resume selected workload or queue",
         &["r"],
+    ),
+    (
+        KeyAction::Describe,
+        "describe",
+        "describe the selected workload, queue or node (conditions, events)",
+        &["d"],
+    ),
+    (
+        KeyAction::Yaml,
+        "yaml",
+        "YAML of the selected workload, queue or node",
+        &["y"],
     ),
 ];
 

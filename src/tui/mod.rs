@@ -20,6 +20,7 @@ pub mod command;
 pub mod config;
 pub mod confirm;
 pub mod data;
+pub mod describe;
 pub mod filter;
 pub mod keychord;
 pub mod keymap;

@@ -45,6 +45,8 @@ pub struct RunOptions {
     pub clock: Clock,
     /// The namespace every view starts scoped to (`-n`); `:ns` changes it.
     pub namespace: Option<String>,
+    /// The kubeconfig's context names, for `:ctx`.
+    pub contexts: Vec<String>,
 }
 
 impl RunOptions {
@@ -66,6 +68,7 @@ impl RunOptions {
             action_events: None,
             clock: Clock::wall(),
             namespace: None,
+            contexts: Vec::new(),
         })
     }
 }
@@ -83,6 +86,7 @@ pub async fn run_terminal(
         opts.default_view,
     );
     app.set_namespace(opts.namespace.clone());
+    app.contexts = opts.contexts.clone();
     let size = guard
         .terminal
         .size()

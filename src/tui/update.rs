@@ -58,6 +58,7 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         Mode::Priority(picker) => return super::priority::on_key(app, key, picker),
         Mode::Command(text) => return edit_line(app, key, text, true),
         Mode::Filter(text) => return edit_line(app, key, text, false),
+        Mode::Search(text) => return edit_search(app, key, text),
         Mode::Help(scroll) => {
             let action = app.keymap.lookup(&key);
             match action {
@@ -70,15 +71,50 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         }
         Mode::Normal => {}
     }
+    // `n`: the next match of a search in open details.
+    if app.detail
+        && app.detail_search.is_some()
+        && key.code == KeyCode::Char('n')
+        && app.keymap.lookup(&key).is_none()
+    {
+        app.detail_match += 1;
+        app.detail_jump.set(true);
+        return vec![Effect::Redraw];
+    }
     match app.keymap.lookup(&key) {
+        // `/` inside open details searches them instead of filtering the list.
+        Some(KeyAction::Filter) if app.detail => {
+            app.mode = Mode::Search(app.detail_search.clone().unwrap_or_default());
+            vec![Effect::Redraw]
+        }
         Some(action) => {
             app.message = None;
             on_action(app, action)
         }
         // Ctrl-C always quits, even if a config rebinds `quit` without it.
         None if ctrl_c => vec![Effect::Quit],
-        None => Vec::new(),
+        // A key that does nothing says so, rather than being silently ignored.
+        None => {
+            app.message = Some(unbound(&key));
+            vec![Effect::Redraw]
+        }
     }
+}
+
+/// The message for a key no action is bound to; k9s habits get a pointer.
+fn unbound(key: &KeyEvent) -> String {
+    let chord = super::keymap::KeyChord::from_event(key).to_string();
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let hint = match key.code {
+        KeyCode::Char('l') if !ctrl => "logs are not shown by gangplank (kubectl logs)",
+        KeyCode::Char('e') if !ctrl => "gangplank does not edit objects (kubectl edit)",
+        KeyCode::Char('d') if ctrl => "gangplank does not delete objects (hold with h instead)",
+        KeyCode::Char(c) if c.is_ascii_uppercase() && !ctrl => {
+            "sort with s (next column) and S (reverse)"
+        }
+        _ => "? lists the keys",
+    };
+    format!("{chord}: not bound to anything — {hint}")
 }
 
 /// Edits the command or filter line. The filter applies live as it is typed.
@@ -141,12 +177,24 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
     match command::parse(line) {
         Ok(Command::Quit) => return vec![Effect::Quit],
         Ok(Command::Help) => app.mode = Mode::Help(0),
-        Ok(Command::Context) => {
+        Ok(Command::Context(asked)) => {
             let ctx = &app.cache.data.context;
-            app.message = Some(format!(
-                "context: {}",
-                if ctx.is_empty() { "—" } else { ctx }
-            ));
+            let ctx = if ctx.is_empty() { "—" } else { ctx.as_str() };
+            let others = if app.contexts.is_empty() {
+                String::new()
+            } else {
+                format!(" · kubeconfig contexts: {}", app.contexts.join(", "))
+            };
+            app.message = Some(match asked {
+                None => format!("context: {ctx}{others}"),
+                Some(name) if !app.contexts.is_empty() && !app.contexts.contains(&name) => {
+                    format!("no context {name:?} in the kubeconfig{others}")
+                }
+                // Honest: the watches are bound to the context they started with.
+                Some(name) => format!(
+                    "switching live is not supported yet: quit and run `gangplank --context {name}` (now: {ctx})"
+                ),
+            });
         }
         Ok(Command::Namespace(arg)) => {
             use super::command::NsArg;
@@ -179,15 +227,17 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
 fn switch_view(app: &mut App, view: ViewId) {
     app.view = view;
     app.detail = false;
-    app.detail_scroll = 0;
+    app.pane = None;
+    app.detail_scroll.set(0);
+    app.detail_search = None;
 }
 
 /// Movement keys scroll an open detail pane instead of moving the selection.
 fn scroll_detail(app: &mut App, action: KeyAction) -> bool {
     let page = app.size.1.saturating_sub(6).max(1);
     let max = app.detail_max.get();
-    let cur = app.detail_scroll.min(max);
-    app.detail_scroll = match action {
+    let cur = app.detail_scroll.get().min(max);
+    let next = match action {
         KeyAction::Up => cur.saturating_sub(1),
         KeyAction::Down => (cur + 1).min(max),
         KeyAction::PageUp => cur.saturating_sub(page),
@@ -196,7 +246,41 @@ fn scroll_detail(app: &mut App, action: KeyAction) -> bool {
         KeyAction::Bottom => max,
         _ => return false,
     };
+    app.detail_scroll.set(next);
     true
+}
+
+/// Types a `/` search inside open details: each keystroke jumps to the first match;
+/// Enter keeps it (`n` then goes to the next), Esc drops it.
+fn edit_search(app: &mut App, key: KeyEvent, mut text: String) -> Vec<Effect> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    match key.code {
+        KeyCode::Char('c') if ctrl => return vec![Effect::Quit],
+        KeyCode::Esc => {
+            app.mode = Mode::Normal;
+            app.detail_search = None;
+            return vec![Effect::Redraw];
+        }
+        KeyCode::Enter => {
+            app.mode = Mode::Normal;
+            if text.is_empty() {
+                app.detail_search = None;
+            } else {
+                app.message = Some(format!("search: {text} (n next match, Esc clears)"));
+            }
+            return vec![Effect::Redraw];
+        }
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char(c) if !ctrl => text.push(c),
+        _ => return Vec::new(),
+    }
+    app.detail_search = (!text.is_empty()).then(|| text.clone());
+    app.detail_match = 0;
+    app.detail_jump.set(true);
+    app.mode = Mode::Search(text);
+    vec![Effect::Redraw]
 }
 
 fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
@@ -226,6 +310,8 @@ fn on_action(app: &mut App, action: KeyAction) -> Vec<Effect> {
         KeyAction::Reprioritize => return act(app, ActionKind::SetPriority),
         KeyAction::Hold => return act(app, ActionKind::Hold),
         KeyAction::Resume => return act(app, ActionKind::Resume),
+        KeyAction::Describe => open_pane(app, super::describe::PaneKind::Describe),
+        KeyAction::Yaml => open_pane(app, super::describe::PaneKind::Yaml),
     }
     vec![Effect::Redraw]
 }
@@ -258,7 +344,8 @@ fn select(app: &mut App) {
         | ViewId::Health
         | ViewId::Events => {
             app.detail = !app.visible(app.view).is_empty();
-            app.detail_scroll = 0;
+            app.detail_scroll.set(0);
+            app.detail_search = None;
         }
         ViewId::Queues => {
             let filter = match app.selected_queue_line() {
@@ -280,10 +367,32 @@ fn select(app: &mut App) {
     }
 }
 
+/// `d` / `y`: the selected object's describe text or YAML in a scrollable pane.
+fn open_pane(app: &mut App, kind: super::describe::PaneKind) {
+    let data = app.cache.data.clone();
+    match super::describe::pane(app, &data, kind) {
+        Ok(p) => {
+            app.pane = Some(p);
+            app.detail = true;
+            app.detail_scroll.set(0);
+            app.detail_search = None;
+        }
+        Err(why) => {
+            let key = match kind {
+                super::describe::PaneKind::Describe => "d describe",
+                super::describe::PaneKind::Yaml => "y yaml",
+            };
+            app.message = Some(format!("{key}: {why}"));
+        }
+    }
+}
+
 /// Esc: close the detail pane, else clear the filter, else go back a drill-in.
 fn back(app: &mut App) {
     if app.detail {
         app.detail = false;
+        app.pane = None;
+        app.detail_search = None;
     } else if let Some((view, filter)) = app.back_stack.pop() {
         switch_view(app, view);
         set_filter(app, filter);

@@ -51,30 +51,7 @@ fn seed_at(minute: i64) -> (ConsoleData, i64) {
     snap.taken_at = taken_at;
     // What the live store records as it watches (src/source/store): the evictions with
     // the preemptor resolved from the UID in Kueue's message, and the timeline.
-    for wl in state.workloads.values() {
-        let by_uid = |uid: &str| {
-            state
-                .workloads
-                .values()
-                .find(|w| w.uid == uid)
-                .map(|w| &**w)
-        };
-        let cq = |w: &gangplank::model::Workload| {
-            w.admission
-                .as_ref()
-                .map(|a| a.cluster_queue.clone())
-                .or_else(|| {
-                    let lq = state
-                        .local_queues
-                        .get(&(w.namespace.clone(), w.queue_name.clone()?))?;
-                    Some(lq.cluster_queue.clone())
-                })
-        };
-        snap.evictions
-            .extend(gangplank::source::history::eviction_of(wl, by_uid, cq));
-        snap.events
-            .extend(gangplank::source::history::timeline_of(wl, None, now));
-    }
+    (snap.evictions, snap.events) = gangplank::source::history::records_from_state(&state);
     snap.state = Arc::new(state);
     snap.sync = ResourceKind::ALL
         .iter()

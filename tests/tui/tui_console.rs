@@ -362,3 +362,199 @@ fn a_namespace_scopes_every_view_and_ns_switches_it() {
         "{s}"
     );
 }
+
+#[test]
+fn d_describes_y_shows_yaml_and_unbound_keys_say_so() {
+    let mut a = app(ViewId::Workloads, 100, 40, "dark");
+    type_str(&mut a, "/boss");
+    update(&mut a, key(KeyCode::Enter));
+    update(&mut a, key(KeyCode::Char('d')));
+    let s = screen(&a, 100, 40);
+    assert!(
+        s.contains("describe workload nlp-team/boss-urgent-llama-finetune"),
+        "{s}"
+    );
+    assert!(s.contains("Conditions:"), "{s}");
+    assert!(s.contains("QuotaReserved  False"), "{s}");
+    assert!(s.contains("Events:"), "{s}");
+    update(&mut a, key(KeyCode::Esc));
+    update(&mut a, key(KeyCode::Char('y')));
+    let s = screen(&a, 100, 40);
+    assert!(s.contains("kind: Workload"), "{s}");
+    assert!(s.contains("queueName: nlp-team-queue"), "{s}");
+    update(&mut a, key(KeyCode::Esc));
+    assert!(!screen(&a, 100, 40).contains("kind: Workload"));
+    update(&mut a, key(KeyCode::Esc)); // clears the filter
+    // Nodes and queues describe too; other views say where d works.
+    update(&mut a, key(KeyCode::Char('3')));
+    update(&mut a, key(KeyCode::Char('y')));
+    assert!(screen(&a, 100, 40).contains("kind: Node"));
+    update(&mut a, key(KeyCode::Char('5')));
+    update(&mut a, key(KeyCode::Char('d')));
+    assert!(
+        screen(&a, 100, 40).contains("d describe: works on workloads, queues and nodes"),
+        "{}",
+        screen(&a, 100, 40)
+    );
+    // k9s keys gangplank does not have say so.
+    update(&mut a, key(KeyCode::Char('l')));
+    let s = screen(&a, 100, 40);
+    assert!(
+        s.contains("l: not bound to anything — logs are not shown"),
+        "{s}"
+    );
+    update(&mut a, key(KeyCode::Char('X')));
+    assert!(screen(&a, 100, 40).contains("X: not bound to anything — sort with s"));
+    // `?` help comes from the same keymap.
+    update(&mut a, key(KeyCode::Char('?')));
+    let mut help = String::new();
+    for _ in 0..40 {
+        help.push_str(&screen(&a, 100, 40));
+        update(&mut a, key(KeyCode::Down));
+    }
+    assert!(help.contains("describe the selected workload"), "{help}");
+    assert!(help.contains("Events view"), "{help}");
+}
+
+/// Issue #12 item 8: WAIT counts from the last eviction (or creation) to the
+/// admission, not the run before the eviction; unknown timestamps show `—`.
+#[test]
+fn wait_counts_from_the_last_eviction_and_unknown_times_are_dashes() {
+    use gangplank::model::{Condition, ConditionStatus};
+    let t0 = tui_fixture::T0;
+    let min = 60_000;
+    let cond = |t: &str, status: ConditionStatus, reason: &str, at: i64| Condition {
+        type_: t.into(),
+        status,
+        reason: reason.into(),
+        message: String::new(),
+        last_transition_time: Some(at),
+    };
+    let mut a = app(ViewId::Workloads, 160, 48, "dark");
+    let mut data = a.cache.data.clone();
+    let mut state = (*data.state).clone();
+    // yolo-train: created at t0+3m, admitted, ran, evicted at t0+5m, requeued, admitted
+    // again at t0+8m. It waited 3 minutes for this admission, not 5.
+    let yolo = ("cv-team".to_string(), "yolo-train".to_string());
+    let mut w = state.workloads[&yolo].as_ref().clone();
+    w.conditions = vec![
+        cond(
+            "QuotaReserved",
+            ConditionStatus::True,
+            "QuotaReserved",
+            t0 + 8 * min,
+        ),
+        cond("Admitted", ConditionStatus::True, "Admitted", t0 + 8 * min),
+        // Kueue rewrites Evicted to False when it admits again.
+        cond(
+            "Evicted",
+            ConditionStatus::False,
+            "QuotaReserved",
+            t0 + 8 * min,
+        ),
+        cond("Requeued", ConditionStatus::True, "Preempted", t0 + 5 * min),
+    ];
+    state.workloads.insert(yolo, Arc::new(w));
+    // resnet-sweep: a dump without timestamps.
+    let resnet = ("cv-team".to_string(), "resnet-sweep".to_string());
+    let mut r = state.workloads[&resnet].as_ref().clone();
+    r.creation_timestamp = 0;
+    for c in &mut r.conditions {
+        c.last_transition_time = None;
+    }
+    state.workloads.insert(resnet, Arc::new(r));
+    data.state = Arc::new(state);
+    data.generation += 1;
+    update(&mut a, Msg::Data(data));
+    let s = screen(&a, 160, 48);
+    let row = |name: &str| {
+        s.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name}:\n{s}"))
+            .to_string()
+    };
+    let yolo_row = row("yolo-train");
+    assert!(
+        yolo_row.contains(" 3m "),
+        "WAIT 3m (eviction → admission):\n{yolo_row}"
+    );
+    assert!(!yolo_row.contains(" 5m "), "{yolo_row}");
+    let resnet_row = row("resnet-sweep");
+    assert!(
+        resnet_row.matches('—').count() >= 2,
+        "AGE and WAIT unknown:\n{resnet_row}"
+    );
+    let days = |t: &str| {
+        t.len() > 1 && t.ends_with('d') && t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit())
+    };
+    assert!(
+        !resnet_row.split_whitespace().any(days),
+        "no 9831d age:\n{resnet_row}"
+    );
+}
+
+#[test]
+fn slash_searches_inside_open_details_and_n_goes_to_the_next_match() {
+    let mut a = app(ViewId::Workloads, 80, 24, "dark");
+    type_str(&mut a, "/boss");
+    update(&mut a, key(KeyCode::Enter));
+    update(&mut a, key(KeyCode::Char('d'))); // describe: longer than the screen
+    let top = screen(&a, 80, 24);
+    assert!(top.contains("lines 1–"), "{top}");
+    assert!(
+        !top.contains("Pod Sets:"),
+        "below the fold at first:\n{top}"
+    );
+    type_str(&mut a, "/pod sets:");
+    let s = screen(&a, 80, 24);
+    assert!(s.contains("Pod Sets:"), "the search jumped to it:\n{s}");
+    assert!(s.contains("match 1/1"), "{s}");
+    update(&mut a, key(KeyCode::Enter));
+    assert_eq!(a.filter.source, "boss", "the list filter is untouched");
+    // A word on several lines: n goes from one match to the next.
+    type_str(&mut a, "/");
+    for _ in 0.."pod sets:".len() {
+        update(&mut a, key(KeyCode::Backspace));
+    }
+    type_str(&mut a, "nvidia.com/gpu");
+    update(&mut a, key(KeyCode::Enter));
+    let first = screen(&a, 80, 24);
+    assert!(first.contains("match 1/"), "{first}");
+    update(&mut a, key(KeyCode::Char('n')));
+    let second = screen(&a, 80, 24);
+    assert!(second.contains("match 2/"), "{second}");
+    // Esc closes the details and drops the search.
+    update(&mut a, key(KeyCode::Esc));
+    assert!(!a.detail && a.detail_search.is_none());
+}
+
+#[test]
+fn ctx_lists_the_kubeconfig_contexts_and_says_switching_needs_a_restart() {
+    let mut a = app(ViewId::Workloads, 120, 30, "dark");
+    a.contexts = vec!["prod".into(), "staging".into()];
+    type_str(&mut a, ":ctx");
+    update(&mut a, key(KeyCode::Enter));
+    let m = a.message.clone().unwrap_or_default();
+    assert_eq!(
+        m,
+        "context: seed (simulator) · kubeconfig contexts: prod, staging"
+    );
+    type_str(&mut a, ":ctx nope");
+    update(&mut a, key(KeyCode::Enter));
+    assert!(
+        a.message
+            .clone()
+            .unwrap_or_default()
+            .starts_with("no context \"nope\"")
+    );
+    type_str(&mut a, ":ctx staging");
+    update(&mut a, key(KeyCode::Enter));
+    assert!(
+        a.message
+            .clone()
+            .unwrap_or_default()
+            .contains("gangplank --context staging"),
+        "{:?}",
+        a.message
+    );
+}

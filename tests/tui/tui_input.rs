@@ -78,7 +78,7 @@ fn command_completion() {
         command::parse("wl nlp-team").unwrap(),
         Command::View(ViewId::Workloads, Some("ns=nlp-team".into()))
     );
-    assert_eq!(command::parse("ctx").unwrap(), Command::Context);
+    assert_eq!(command::parse("ctx").unwrap(), Command::Context(None));
     assert!(command::parse("bogus").is_err());
 }
 

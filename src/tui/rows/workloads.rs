@@ -132,9 +132,16 @@ impl WorkloadRow {
         let reserved = wl
             .condition("QuotaReserved")
             .filter(|c| c.status == ConditionStatus::True);
-        let waiting_since = ["Requeued", "Evicted"]
+        let admitted_at = reserved.and_then(|c| c.last_transition_time);
+        // The current wait began at creation or at the last eviction/requeue. For an
+        // admitted workload only transitions before its admission count: Kueue rewrites
+        // Evicted to False (reason QuotaReserved) when it admits again
+        // (pkg/workload/workload.go, SetQuotaReservation), which must not end the wait
+        // at zero, and a run before an eviction is not waiting.
+        let waiting_since = ["Requeued", "Evicted", "Preempted"]
             .iter()
             .filter_map(|t| wl.condition(t).and_then(|c| c.last_transition_time))
+            .filter(|&t| t > 0 && admitted_at.is_none_or(|a| t < a))
             .max()
             .unwrap_or(wl.creation_timestamp);
         let st = WlState::of(wl);
@@ -178,7 +185,7 @@ impl WorkloadRow {
             state: st,
             gpus,
             created: wl.creation_timestamp,
-            admitted_at: reserved.and_then(|c| c.last_transition_time),
+            admitted_at,
             waiting_since,
             position: verdict.and_then(|v| v.position),
             verdict_short: verdict_text.as_deref().map(compact_verdict),
@@ -202,15 +209,27 @@ impl WorkloadRow {
         }
     }
 
-    /// How long it waited (admitted) or has been waiting (pending), at `now`.
+    /// How long it waited (admitted: from creation or its last eviction to the
+    /// admission, run time not counted) or has been waiting (pending: since creation or
+    /// the last eviction), at `now`. `None` when unknown (no timestamps) or finished.
     pub fn wait_ms(&self, now: Timestamp) -> Option<i64> {
+        if self.waiting_since <= 0 {
+            return None;
+        }
         match self.state {
             WlState::Finished | WlState::Inactive => None,
-            WlState::Admitted | WlState::QuotaReserved => {
-                self.admitted_at.map(|t| t - self.created)
-            }
+            WlState::Admitted | WlState::QuotaReserved => self
+                .admitted_at
+                .filter(|&t| t > 0)
+                .map(|t| (t - self.waiting_since).max(0)),
             _ => Some(now - self.waiting_since),
         }
+    }
+
+    /// Age at `now`; `None` when the creation time is unknown (a dump without
+    /// timestamps), shown as `—`.
+    pub fn age_ms(&self, now: Timestamp) -> Option<i64> {
+        (self.created > 0).then(|| now - self.created)
     }
 
     pub fn matches(&self, filter: &Filter) -> bool {

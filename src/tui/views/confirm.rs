@@ -49,11 +49,16 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, prompt: &Prompt) {
             (offset + inner_h).min(total)
         )
     };
+    let title = if width >= 50 {
+        " Confirm · y confirms · n / Esc cancel "
+    } else {
+        " Confirm "
+    };
     // The padding indents wrapped continuation lines too.
     let block = Block::bordered()
         .padding(Padding::horizontal(1))
         .border_style(t.border)
-        .title(Line::from(" Confirm ").style(t.title))
+        .title(Line::from(title).style(t.title))
         .title_bottom(Line::from(keys).style(t.title).right_aligned());
     frame.render_widget(Clear, popup);
     frame.render_widget(para.scroll((offset, 0)).block(block), popup);

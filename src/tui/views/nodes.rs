@@ -123,7 +123,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App) {
         }
         Row::new(cells)
     });
-    if let (Some(d), Some(&i)) = (detail_area, index.get(app.list().selected)) {
+    if let (Some(d), Some(&i), None) = (detail_area, index.get(app.list().selected), &app.pane) {
         let r = &rows[i as usize];
         let mut lines = vec![Line::from(format!(
             "taints: {}",

@@ -29,15 +29,38 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
         Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
     render_cycles(frame, cycles, app, plan);
     let index = app.visible(ViewId::Plan);
-    let spec = TableSpec {
-        title: Line::from(" Proposals awaiting approval (a approves) "),
-        header: vec!["ID", "ACTION", "TARGET", "SUMMARY"],
-        widths: vec![
-            Constraint::Length(8),
-            Constraint::Length(13),
-            Constraint::Length(28),
+    // The id is the preemptor's key (what `approve` takes): one column for both, cut
+    // in the middle; the summary (victims, GPUs) gets the rest.
+    // The preemptor by job name (the Workload key is in the details and is what
+    // `approve` takes).
+    let shown = |p: &crate::tui::data::ProposalView| {
+        let name = crate::tui::rows::workloads::display_name(&data.state, &p.target);
+        if p.id == p.target {
+            name
+        } else {
+            format!("{} {name}", p.id)
+        }
+    };
+    let target_w = plan
+        .proposals
+        .iter()
+        .map(|p| crate::tui::widgets::width(&shown(p)))
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 36);
+    let widths = table::resolve_widths(
+        proposals,
+        &[
+            Constraint::Length(target_w as u16),
+            Constraint::Length(6),
             Constraint::Min(10),
         ],
+    );
+    let summary_w = usize::from(widths.get(2).copied().unwrap_or(10));
+    let spec = TableSpec {
+        title: Line::from(" Proposals awaiting approval (a approves, Enter details) "),
+        header: vec!["TARGET", "ACTION", "SUMMARY"],
+        widths: widths.iter().map(|w| Constraint::Length(*w)).collect(),
         len: index.len(),
         list: *app.list(),
         empty: "no proposals",
@@ -45,10 +68,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
     table::render(frame, proposals, t, spec, |pos| {
         let p = &plan.proposals[index[pos] as usize];
         Row::new(vec![
-            Cell::from(p.id.clone()),
+            Cell::from(crate::tui::widgets::truncate_middle(&shown(p), target_w)),
             Cell::from(p.action.clone()),
-            Cell::from(p.target.clone()),
-            Cell::from(p.summary.clone()),
+            Cell::from(crate::tui::widgets::truncate(&p.summary, summary_w)),
         ])
     });
 }

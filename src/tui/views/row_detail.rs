@@ -21,6 +21,12 @@ fn selected(app: &App, view: ViewId) -> Option<usize> {
 
 /// Draws the selected row's detail over `area`; false when the view has none.
 pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) -> bool {
+    if let Some(p) = &app.pane {
+        frame.render_widget(Clear, area);
+        let lines = p.lines.iter().map(|l| Line::from(l.clone())).collect();
+        detail::render(frame, area, app, p.title.clone(), lines);
+        return true;
+    }
     let Some((title, lines)) = content(app, data) else {
         return false;
     };

@@ -64,8 +64,9 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
         .as_ref()
         .map_or("—".to_string(), |o| format!("{} {}", o.kind, o.name));
     out.push(Line::from(format!(
-        "owner {owner}  created {} ago{}",
-        format_age(app.now - row.created),
+        "owner {owner}  created {}{}",
+        row.age_ms(app.now)
+            .map_or("—".to_string(), |a| format!("{} ago", format_age(a))),
         row.wait_ms(app.now)
             .map_or(String::new(), |w| format!("  waited {}", format_age(w)))
     )));

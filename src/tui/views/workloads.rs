@@ -59,7 +59,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, data: &ConsoleData) {
     if list_area.height > 0 {
         render_table(frame, list_area, app);
     }
-    if let (Some(a), Some(row)) = (detail_area, app.selected_workload()) {
+    // A describe/YAML pane is drawn over the body instead (views::row_detail).
+    if let (Some(a), Some(row), None) = (detail_area, app.selected_workload(), &app.pane) {
         detail::render(frame, a, app, data, row);
     }
 }
@@ -195,7 +196,9 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App) {
     let mut ages = (1, 1);
     for &i in index.iter().skip(offset).take(height) {
         let r = &rows[i as usize];
-        ages.0 = ages.0.max(format_age(app.now - r.created).len());
+        ages.0 = ages
+            .0
+            .max(r.age_ms(app.now).map_or(1, |a| format_age(a).len()));
         ages.1 = ages
             .1
             .max(r.wait_ms(app.now).map_or(1, |w| format_age(w).len()));
@@ -245,7 +248,10 @@ fn row<'a>(r: &WorkloadRow, app: &App, cols: &[Col], widths: &[usize]) -> Row<'a
             state_style(t, r.state),
         ))),
         Col::Gpus => Cell::from(Line::from(r.gpus.to_string()).right_aligned()),
-        Col::Age => Cell::from(format_age(app.now - r.created)),
+        Col::Age => Cell::from(Line::from(
+            r.age_ms(app.now)
+                .map_or_else(dash, |a| Span::raw(format_age(a))),
+        )),
         Col::Wait => Cell::from(Line::from(
             r.wait_ms(app.now)
                 .map_or_else(dash, |w| Span::raw(format_age(w))),

@@ -124,6 +124,13 @@ pub fn render_message(frame: &mut Frame, area: Rect, app: &App) {
             Span::styled(format!("/{text}▏"), t.command_line),
             Span::styled("   Enter keeps · Esc clears", t.muted),
         ]),
+        Mode::Search(text) => Line::from(vec![
+            Span::styled(format!("/{text}▏"), t.command_line),
+            Span::styled(
+                "   search in details · Enter keeps (n next) · Esc clears",
+                t.muted,
+            ),
+        ]),
         _ => match &app.message {
             Some(m) => Line::from(Span::styled(m.clone(), t.message)),
             None => {
