@@ -162,3 +162,33 @@ fn ctx_switches_the_live_cluster_without_restarting() {
     drop(seed);
     drop(cohort);
 }
+
+#[test]
+fn ctx_name_in_the_demo_says_switching_needs_a_live_cluster() {
+    let Some(tmux) = Tmux::start(120, 30) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = env!("CARGO_BIN_EXE_gangplank");
+    tmux.send(&[
+        &format!(
+            "{bin} demo --history-file {} --audit-log {}; echo EXIT=$?",
+            dir.path().join("h.jsonl").display(),
+            dir.path().join("audit.jsonl").display()
+        ),
+        "Enter",
+    ]);
+    tmux.wait_for("the demo's workloads", 90, |s| {
+        !rows_with(s, "bert-pretrain").is_empty()
+    });
+    tmux.send(&[":"]);
+    tmux.send(&["-l", "ctx prod"]);
+    tmux.send(&["Enter"]);
+    let s = tmux.wait_for("the refusal", 20, |s| {
+        s.contains("switching contexts needs a live cluster")
+    });
+    // The demo keeps running.
+    assert!(!rows_with(&s, "bert-pretrain").is_empty(), "{s}");
+    tmux.send(&["q"]);
+    tmux.wait_for("the console to exit", 30, |s| s.contains("EXIT=0"));
+}
