@@ -19,7 +19,9 @@ use crate::model::load_paths;
 use crate::sim::scenario::{Scenario, load_scenario};
 use crate::source::{self, ClusterArgs, LivePlan, ReplanOptions, Snapshot, SourceOptions};
 use crate::tui::color::ColorEnv;
-use crate::tui::{Config, ConsoleData, RunOptions, run_terminal};
+use crate::tui::{
+    Config, ConsoleData, ContextSwitcher, RunOptions, Session, run_terminal, run_terminal_with,
+};
 
 /// Keeps the log writer alive for the whole run (tracing-appender flushes on drop).
 pub struct LogGuard(#[allow(dead_code)] Option<tracing_appender::non_blocking::WorkerGuard>);
@@ -87,6 +89,7 @@ pub fn run(args: &ConsoleArgs) -> Result<i32> {
             args.history_file
                 .clone()
                 .or_else(source::default_history_path),
+            true,
         )
         .await
     })?;
@@ -147,52 +150,173 @@ fn action_settings(args: &ConsoleArgs) -> ConsoleActionSettings {
     }
 }
 
+/// The watches, re-planner, feed and action task of one cluster context.
+struct LiveSession {
+    handle: source::SourceHandle,
+    replan_task: tokio::task::JoinHandle<()>,
+    feed_task: tokio::task::JoinHandle<()>,
+    actions_task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl LiveSession {
+    /// Starts the source on `client` and everything that hangs off it; returns what the
+    /// console reads.
+    async fn start(
+        cluster: &ClusterArgs,
+        client: kube::Client,
+        source_opts: SourceOptions,
+        context: String,
+        settings: &ConsoleActionSettings,
+    ) -> (LiveSession, Session) {
+        let handle = source::start(client, source_opts).await;
+        let (plans, replan_task) =
+            source::replan::spawn(handle.snapshots(), ReplanOptions::default());
+        let extras = feed::FeedExtras {
+            policy: settings.policy.clone(),
+        };
+        // Without an audit log or a connection for the executor the console still runs:
+        // action keys then answer that actions are not available.
+        let (actions, action_events, actions_task) =
+            match spawn_console_actions(cluster, settings, handle.snapshots()).await {
+                Ok(a) => (Some(a.requests), Some(a.events), Some(a.task)),
+                Err(e) => {
+                    tracing::warn!("actions unavailable: {e:#}");
+                    (None, None, None)
+                }
+            };
+        let (data, feed_task) = feed::spawn_with(handle.snapshots(), plans, context, extras);
+        (
+            LiveSession {
+                handle,
+                replan_task,
+                feed_task,
+                actions_task,
+            },
+            Session {
+                data,
+                actions,
+                action_events,
+            },
+        )
+    }
+
+    async fn shutdown(self) {
+        if let Some(t) = self.actions_task {
+            t.abort();
+        }
+        self.feed_task.abort();
+        self.replan_task.abort();
+        self.handle.shutdown().await;
+    }
+}
+
+/// The source options for `cluster` (before [`source::connect_source`] fills in the server).
+fn source_options(
+    cluster: &ClusterArgs,
+    history_file: &Option<PathBuf>,
+    opts: &RunOptions,
+) -> SourceOptions {
+    SourceOptions {
+        namespace: cluster.namespace.clone(),
+        history_file: history_file.clone(),
+        clock: opts.clock.clone(),
+        ..SourceOptions::default()
+    }
+}
+
+/// `:ctx NAME` on a live cluster: the same kubeconfig and flags with another context.
+struct LiveSwitcher<'s> {
+    cluster: ClusterArgs,
+    settings: &'s ConsoleActionSettings,
+    source_opts: SourceOptions,
+    session: Option<LiveSession>,
+}
+
+impl LiveSwitcher<'_> {
+    async fn switch_to(&mut self, name: &str) -> Result<Session, String> {
+        let known = source::context_names(&self.cluster);
+        if !known.iter().any(|c| c == name) {
+            return Err(format!(
+                "no context {name:?} in the kubeconfig (contexts: {}); still on the current one",
+                known.join(", ")
+            ));
+        }
+        let cluster = ClusterArgs {
+            context: Some(name.to_string()),
+            ..self.cluster.clone()
+        };
+        // Connect first: a context whose credentials or server cannot be used leaves
+        // the current one running.
+        let mut source_opts = self.source_opts.clone();
+        let client = source::connect_source(&cluster, &mut source_opts)
+            .await
+            .map_err(|e| format!("context {name}: {e}; still on the current one"))?;
+        if let Some(old) = self.session.take() {
+            old.shutdown().await;
+        }
+        let (session, console) = LiveSession::start(
+            &cluster,
+            client,
+            source_opts,
+            name.to_string(),
+            self.settings,
+        )
+        .await;
+        self.session = Some(session);
+        self.cluster = cluster;
+        Ok(console)
+    }
+}
+
+impl ContextSwitcher for LiveSwitcher<'_> {
+    fn switch<'a>(
+        &'a mut self,
+        context: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Session, String>> + 'a>> {
+        Box::pin(self.switch_to(context))
+    }
+}
+
 /// Watches the cluster the flags name and runs the console over it until `q`.
 /// Action keys go to the action task (one executor, read-only under `--readonly`);
 /// its notices come back to the message line and its audit rows into the Audit view.
+/// With `switchable`, `:ctx NAME` replaces all of that with the kubeconfig's context
+/// NAME without leaving the terminal.
 async fn live_console(
     cluster: &ClusterArgs,
     context: String,
     mut opts: RunOptions,
     settings: &ConsoleActionSettings,
     history_file: Option<PathBuf>,
+    switchable: bool,
 ) -> Result<()> {
-    let mut source_opts = SourceOptions {
-        namespace: cluster.namespace.clone(),
-        history_file,
-        clock: opts.clock.clone(),
-        ..SourceOptions::default()
-    };
+    let mut source_opts = source_options(cluster, &history_file, &opts);
+    let base_opts = source_opts.clone();
     let client = source::connect_source(cluster, &mut source_opts).await?;
-    let handle = source::start(client, source_opts).await;
-    let (plans, replan_task) = source::replan::spawn(handle.snapshots(), ReplanOptions::default());
-    let extras = feed::FeedExtras {
-        policy: settings.policy.clone(),
+    let (session, console) =
+        LiveSession::start(cluster, client, source_opts, context, settings).await;
+    opts.actions = console.actions;
+    opts.action_events = console.action_events;
+    let mut switcher = LiveSwitcher {
+        cluster: cluster.clone(),
+        settings,
+        source_opts: base_opts,
+        session: Some(session),
     };
-    // Without an audit log or a connection for the executor the console still runs:
-    // action keys then answer that actions are not available.
-    let actions = match spawn_console_actions(cluster, settings, handle.snapshots()).await {
-        Ok(a) => {
-            opts.actions = Some(a.requests);
-            opts.action_events = Some(a.events);
-            Some(a.task)
-        }
-        Err(e) => {
-            tracing::warn!("actions unavailable: {e:#}");
-            None
-        }
-    };
-    let (data, feed_task) = feed::spawn_with(handle.snapshots(), plans, context, extras);
     // A termination signal drops the console (its guard restores the terminal), then
     // the tasks below are shut down as after `q`.
     let mut terms = Terminations::register().context("cannot handle signals")?;
-    let result = until_signalled(&mut terms, run_terminal(data, opts)).await;
-    if let Some(t) = actions {
-        t.abort();
+    let result = {
+        let switch: Option<&mut dyn ContextSwitcher> = if switchable {
+            Some(&mut switcher)
+        } else {
+            None
+        };
+        until_signalled(&mut terms, run_terminal_with(console.data, opts, switch)).await
+    };
+    if let Some(session) = switcher.session.take() {
+        session.shutdown().await;
     }
-    feed_task.abort();
-    replan_task.abort();
-    handle.shutdown().await;
     result
 }
 
@@ -225,6 +349,7 @@ pub fn demo(args: &DemoArgs) -> Result<i32> {
                 .history_file
                 .clone()
                 .or_else(source::default_demo_history_path),
+            false,
         )
         .await;
         sim.shutdown().await;

@@ -45,6 +45,8 @@ pub use msg::{
     ActionAccess, ActionKind, ActionRequest, ActionTarget, Effect, Msg, PriorityChoice, Prompt,
     ViewId,
 };
-pub use run::{RunOptions, run_terminal};
+pub use run::{
+    ContextSwitcher, NO_CONTEXT_SWITCH, RunOptions, Session, run_terminal, run_terminal_with,
+};
 pub use theme::Theme;
 pub use views::view;

@@ -45,6 +45,8 @@ pub enum Effect {
         prompt: PromptId,
         yes: bool,
     },
+    /// `:ctx NAME`: watch the kubeconfig's context NAME instead of the current one.
+    SwitchContext(String),
 }
 
 /// The console's views, in tab order (number keys 1–8).

@@ -5,6 +5,8 @@
 //! one, at most `max_fps` times a second. Nothing is printed while the console owns
 //! the terminal: feedback goes to the message line, diagnostics to `tracing`.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -73,10 +75,42 @@ impl RunOptions {
     }
 }
 
+/// What a new cluster context feeds the console: its data and its action task.
+pub struct Session {
+    pub data: watch::Receiver<ConsoleData>,
+    /// Where action requests go (`None`: actions are not available on this context).
+    pub actions: Option<mpsc::UnboundedSender<ConsoleRequest>>,
+    pub action_events: Option<mpsc::UnboundedReceiver<ActionEvent>>,
+}
+
+/// Carries out `:ctx NAME` for [`run_terminal_with`]: shuts the current source down and
+/// connects the named context, or says why not (the current one then keeps running).
+/// Lives with the caller, which owns the watches and tasks.
+pub trait ContextSwitcher {
+    fn switch<'a>(
+        &'a mut self,
+        context: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<Session, String>> + 'a>>;
+}
+
+/// What `:ctx NAME` answers where the console cannot reconnect.
+pub const NO_CONTEXT_SWITCH: &str =
+    "switching contexts needs a live cluster: not available for `-f` dumps or the demo";
+
 /// Runs the console in the local terminal until the operator quits.
 pub async fn run_terminal(
+    data_rx: watch::Receiver<ConsoleData>,
+    opts: RunOptions,
+) -> anyhow::Result<()> {
+    run_terminal_with(data_rx, opts, None).await
+}
+
+/// [`run_terminal`], with `switcher` carrying out `:ctx NAME` without leaving the
+/// terminal: the views, filters and namespace stay, the data and actions are replaced.
+pub async fn run_terminal_with(
     mut data_rx: watch::Receiver<ConsoleData>,
     mut opts: RunOptions,
+    mut switcher: Option<&mut dyn ContextSwitcher>,
 ) -> anyhow::Result<()> {
     let mut guard = TerminalGuard::enter().context("cannot set up the terminal")?;
     let mut app = App::new(
@@ -183,6 +217,38 @@ pub async fn run_terminal(
                             &mut app,
                             Msg::Notice("actions are not available yet".into()),
                         );
+                    }
+                    tick_only = false;
+                    dirty = true;
+                }
+                Effect::SwitchContext(name) => {
+                    let Some(switcher) = switcher.as_deref_mut() else {
+                        update(&mut app, Msg::Notice(NO_CONTEXT_SWITCH.into()));
+                        tick_only = false;
+                        dirty = true;
+                        continue;
+                    };
+                    // Show "switching to …" while connecting.
+                    guard
+                        .terminal
+                        .draw(|frame| view(&app, &app.cache.data, frame))
+                        .context("cannot draw")?;
+                    match switcher.switch(&name).await {
+                        Ok(session) => {
+                            data_rx = session.data;
+                            data_open = true;
+                            opts.actions = session.actions;
+                            action_events = session.action_events;
+                            // The new action task reads the audit log back and
+                            // re-checks access: start both afresh.
+                            app.audit_rows.clear();
+                            app.access = Default::default();
+                            update(&mut app, Msg::Data(data_rx.borrow_and_update().clone()));
+                            update(&mut app, Msg::Notice(format!("context: {name}")));
+                        }
+                        Err(why) => {
+                            update(&mut app, Msg::Notice(why));
+                        }
                     }
                     tick_only = false;
                     dirty = true;

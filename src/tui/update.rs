@@ -188,12 +188,14 @@ fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
             app.message = Some(match asked {
                 None => format!("context: {ctx}{others}"),
                 Some(name) if !app.contexts.is_empty() && !app.contexts.contains(&name) => {
-                    format!("no context {name:?} in the kubeconfig{others}")
+                    format!("no context {name:?} in the kubeconfig{others} (still on {ctx})")
                 }
-                // Honest: the watches are bound to the context they started with.
-                Some(name) => format!(
-                    "switching live is not supported yet: quit and run `gangplank --context {name}` (now: {ctx})"
-                ),
+                Some(name) if name == ctx => format!("already on context {name}"),
+                // The run loop reconnects (or says why it cannot, e.g. for a dump).
+                Some(name) => {
+                    app.message = Some(format!("switching to context {name}…"));
+                    return vec![Effect::Redraw, Effect::SwitchContext(name)];
+                }
             });
         }
         Ok(Command::Namespace(arg)) => {

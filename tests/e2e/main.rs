@@ -7,6 +7,7 @@ mod tmux_support;
 
 mod e2e_approve_tmux;
 mod e2e_console_tmux;
+mod e2e_context_switch_tmux;
 mod e2e_demo_tmux;
 mod e2e_events_tmux;
 mod e2e_signals_tmux;

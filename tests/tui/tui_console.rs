@@ -529,7 +529,7 @@ fn slash_searches_inside_open_details_and_n_goes_to_the_next_match() {
 }
 
 #[test]
-fn ctx_lists_the_kubeconfig_contexts_and_says_switching_needs_a_restart() {
+fn ctx_lists_the_kubeconfig_contexts_and_asks_the_run_loop_to_switch() {
     let mut a = app(ViewId::Workloads, 120, 30, "dark");
     a.contexts = vec!["prod".into(), "staging".into()];
     type_str(&mut a, ":ctx");
@@ -539,21 +539,28 @@ fn ctx_lists_the_kubeconfig_contexts_and_says_switching_needs_a_restart() {
         m,
         "context: seed (simulator) · kubeconfig contexts: prod, staging"
     );
+    // Unknown: refused here, nothing for the run loop to do.
     type_str(&mut a, ":ctx nope");
-    update(&mut a, key(KeyCode::Enter));
+    let effects = update(&mut a, key(KeyCode::Enter));
     assert!(
-        a.message
-            .clone()
-            .unwrap_or_default()
-            .starts_with("no context \"nope\"")
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::SwitchContext(_))),
+        "{effects:?}"
     );
+    let m = a.message.clone().unwrap_or_default();
+    assert!(m.starts_with("no context \"nope\""), "{m}");
+    assert!(m.contains("still on seed (simulator)"), "{m}");
+    // Known: the run loop is asked to reconnect, and the message line says so meanwhile.
     type_str(&mut a, ":ctx staging");
-    update(&mut a, key(KeyCode::Enter));
+    let effects = update(&mut a, key(KeyCode::Enter));
     assert!(
-        a.message
-            .clone()
-            .unwrap_or_default()
-            .contains("gangplank --context staging"),
+        effects.contains(&Effect::SwitchContext("staging".into())),
+        "{effects:?}"
+    );
+    assert_eq!(
+        a.message.as_deref(),
+        Some("switching to context staging…"),
         "{:?}",
         a.message
     );
