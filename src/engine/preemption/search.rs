@@ -6,10 +6,10 @@ use crate::model::BorrowWithinCohortPolicy;
 
 use super::super::quota::FrId;
 use super::super::state::EngineState;
-use super::candidates::{self, Candidate, Variant};
-use super::ordering::candidate_key;
+use super::candidates::{self, CandOrder, Candidate, Class, Source, Variant};
 use super::{PreemptionCtx, Target};
-use crate::engine::state::key_cmp;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// `workloadFits`: every fr of the preemptor's request is available, and (unless
 /// borrowing is allowed) the preemptor's ClusterQueue would not borrow.
@@ -81,96 +81,136 @@ pub fn restore_workloads(st: &mut EngineState<'_>, wls: &[usize]) {
 
 /// The ordered candidate list (§6.2) plus the flags that pick the attempt order.
 ///
-/// Kueue sorts every candidate; the search then usually stops after a few. In a large
-/// cohort tree a preemptor has thousands of candidates, and sorting them all for every
-/// head of every cycle dominated the plan. So each of the six parts (evicted then
-/// not-evicted; hierarchy, priority, same-ClusterQueue candidates) is sorted on demand, a
-/// growing prefix at a time (`select_nth_unstable` + sort of the prefix). The order is
-/// total (ties fall back to the unique `namespace/name`), so the sequence is exactly the
-/// fully sorted one.
+/// Kueue collects and sorts every candidate; the search then usually stops after a few.
+/// In a large cohort tree a preemptor has thousands of candidates, and collecting them
+/// for every head of every cycle dominated the plan. So each of the six parts (evicted
+/// then not-evicted; hierarchy, priority, same-ClusterQueue candidates) is a lazy merge
+/// of its ClusterQueues' lists in the cycle's candidate order
+/// ([`candidates::CandOrder`]): a workload is classified only when the search reaches
+/// it. The order is total (ties fall back to the unique `namespace/name`), so the
+/// sequence is exactly the fully sorted one.
 pub struct CandidateList {
-    parts: [LazyPart; 6],
+    cursors: Vec<Cursor>,
+    parts: [Part; 6],
+    /// The part being emitted.
+    part: usize,
+    /// Candidates emitted so far, in order (the search walks the list once per attempt).
+    produced: Vec<Candidate>,
     pub no_other_cq: bool,
     pub no_hierarchy: bool,
 }
 
-type Key = (bool, bool, i32, std::cmp::Reverse<i64>, u32);
-
-#[derive(Default)]
-struct LazyPart {
-    items: Vec<(Key, Candidate)>,
-    /// `items[..sorted]` is in final order and holds the smallest ones.
-    sorted: usize,
+struct Cursor {
+    src: Source,
+    /// Next position in `per_cq[src.cq][..end]`.
+    pos: usize,
+    end: usize,
+    head: Option<Candidate>,
 }
 
-impl LazyPart {
-    fn get(&mut self, st: &EngineState<'_>, i: usize) -> Option<Candidate> {
-        if i >= self.items.len() {
-            return None;
-        }
-        let cmp = |(ka, a): &(Key, Candidate), (kb, b): &(Key, Candidate)| {
-            ka.cmp(kb)
-                .then_with(|| key_cmp(st.wls[a.wl].wl, st.wls[b.wl].wl))
-        };
-        while self.sorted <= i {
-            let rest = &mut self.items[self.sorted..];
-            let chunk = self.sorted.max(16).min(rest.len());
-            if chunk < rest.len() {
-                rest.select_nth_unstable_by(chunk - 1, cmp);
-            }
-            rest[..chunk].sort_unstable_by(cmp);
-            self.sorted += chunk;
-        }
-        Some(self.items[i].1)
-    }
+#[derive(Default)]
+struct Part {
+    cursors: Vec<usize>,
+    /// Min-heap of (rank of the cursor's head, cursor).
+    heap: BinaryHeap<Reverse<(u32, usize)>>,
+    ready: bool,
 }
 
 impl CandidateList {
-    pub fn is_empty(&self) -> bool {
-        self.parts.iter().all(|p| p.items.is_empty())
+    fn new(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
+        let order = st.cand_order.as_ref().expect("candidate order built");
+        let mut list = CandidateList {
+            cursors: Vec::new(),
+            parts: Default::default(),
+            part: 0,
+            produced: Vec::new(),
+            no_other_cq: false,
+            no_hierarchy: false,
+        };
+        for src in candidates::sources(st, ctx) {
+            let wls = &order.per_cq[src.cq];
+            let split = wls.partition_point(|&w| st.wls[w].evicted);
+            let base = match src.class {
+                Class::Hierarchy => 0,
+                Class::Priority => 1,
+                Class::SameCq => 2,
+            };
+            for (part, (pos, end)) in [(base, (0, split)), (base + 3, (split, wls.len()))] {
+                if pos < end {
+                    list.parts[part].cursors.push(list.cursors.len());
+                    list.cursors.push(Cursor {
+                        src,
+                        pos,
+                        end,
+                        head: None,
+                    });
+                }
+            }
+        }
+        for p in [0, 1, 3, 4] {
+            list.init_part(st, ctx, p);
+        }
+        let empty = |l: &CandidateList, p: usize| l.parts[p].heap.is_empty();
+        list.no_hierarchy = empty(&list, 0) && empty(&list, 3);
+        list.no_other_cq = list.no_hierarchy && empty(&list, 1) && empty(&list, 4);
+        list
+    }
+
+    /// Moves cursor `c` to its next candidate and queues it in `part`.
+    fn advance(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, part: usize, c: usize) {
+        let order = st.cand_order.as_ref().expect("candidate order built");
+        let cur = &mut self.cursors[c];
+        let wls = &order.per_cq[cur.src.cq][..cur.end];
+        cur.head = candidates::next_of(st, ctx, &cur.src, wls, &mut cur.pos);
+        if let Some(h) = cur.head {
+            self.parts[part].heap.push(Reverse((order.rank[h.wl], c)));
+        }
+    }
+
+    fn init_part(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, p: usize) {
+        if self.parts[p].ready {
+            return;
+        }
+        self.parts[p].ready = true;
+        for i in 0..self.parts[p].cursors.len() {
+            let c = self.parts[p].cursors[i];
+            self.advance(st, ctx, p, c);
+        }
+    }
+
+    pub fn is_empty(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> bool {
+        self.init_part(st, ctx, 2);
+        self.init_part(st, ctx, 5);
+        self.parts.iter().all(|p| p.heap.is_empty())
     }
 
     /// The `i`-th candidate in Kueue's order.
-    pub fn get(&mut self, st: &EngineState<'_>, mut i: usize) -> Option<Candidate> {
-        for part in &mut self.parts {
-            if i < part.items.len() {
-                return part.get(st, i);
+    pub fn get(
+        &mut self,
+        st: &EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        i: usize,
+    ) -> Option<Candidate> {
+        while self.produced.len() <= i {
+            if self.part >= self.parts.len() {
+                return None;
             }
-            i -= part.items.len();
+            let p = self.part;
+            self.init_part(st, ctx, p);
+            let Some(Reverse((_, c))) = self.parts[p].heap.pop() else {
+                self.part += 1;
+                continue;
+            };
+            let cand = self.cursors[c].head.expect("queued cursor has a head");
+            self.produced.push(cand);
+            self.advance(st, ctx, p, c);
         }
-        None
+        Some(self.produced[i])
     }
 }
 
 pub fn ordered_candidates(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
-    let c = candidates::collect(st, ctx);
-    // keys computed once per candidate, not once per comparison
-    let split = |v: Vec<Candidate>| {
-        let (ev, rest): (Vec<_>, Vec<_>) = v
-            .into_iter()
-            .map(|c| (candidate_key(st, c.wl, ctx.cq), c))
-            .partition(|(_, c)| st.wls[c.wl].evicted);
-        (
-            LazyPart {
-                items: ev,
-                sorted: 0,
-            },
-            LazyPart {
-                items: rest,
-                sorted: 0,
-            },
-        )
-    };
-    let no_other_cq = c.hierarchy.is_empty() && c.priority.is_empty();
-    let no_hierarchy = c.hierarchy.is_empty();
-    let (h_ev, h) = split(c.hierarchy);
-    let (p_ev, p) = split(c.priority);
-    let (s_ev, s) = split(c.same_cq);
-    CandidateList {
-        parts: [h_ev, p_ev, s_ev, h, p, s],
-        no_other_cq,
-        no_hierarchy,
-    }
+    CandidateList::new(st, ctx)
 }
 
 /// `queueUnderNominalInResourcesNeedingPreemption`.
@@ -187,8 +227,21 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     if st.fair.enabled {
         return crate::engine::fair::get_targets(st, ctx);
     }
+    // outside a cycle's nomination (what-if proposals) the order is built for this call
+    let built = st.cand_order.is_none();
+    if built {
+        st.cand_order = Some(CandOrder::build(st));
+    }
+    let targets = classical_targets(st, ctx);
+    if built {
+        st.cand_order = None;
+    }
+    targets
+}
+
+fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Target> {
     let mut list = ordered_candidates(st, ctx);
-    if list.is_empty() {
+    if list.is_empty(st, ctx) {
         return Vec::new();
     }
     let forbidden = ctx.policy.borrow_within_cohort.policy == BorrowWithinCohortPolicy::Never;
@@ -202,7 +255,7 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     for &allow_borrowing in attempts {
         let mut targets: Vec<Target> = Vec::new();
         let mut next = 0;
-        while let Some(c) = list.get(st, next) {
+        while let Some(c) = list.get(st, ctx, next) {
             next += 1;
             let c = &c;
             if !candidate_valid(st, ctx, c, allow_borrowing) {
