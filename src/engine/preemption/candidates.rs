@@ -129,6 +129,8 @@ pub struct CandOrder {
     /// Per ClusterQueue: its admitted workloads by rank (evicted ones first, each group
     /// by ascending priority).
     pub per_cq: Vec<Vec<WlIdx>>,
+    /// Per ClusterQueue: how many of `per_cq` are evicted (they come first).
+    pub evicted: Vec<usize>,
 }
 
 impl CandOrder {
@@ -154,11 +156,17 @@ impl CandOrder {
         });
         let mut rank = vec![u32::MAX; st.wls.len()];
         let mut per_cq: Vec<Vec<WlIdx>> = vec![Vec::new(); st.cqs.len()];
+        let mut evicted = vec![0; st.cqs.len()];
         for (r, &(c, w)) in all.iter().enumerate() {
             rank[w] = r as u32;
             per_cq[c].push(w);
+            evicted[c] += usize::from(st.wls[w].evicted);
         }
-        CandOrder { rank, per_cq }
+        CandOrder {
+            rank,
+            per_cq,
+            evicted,
+        }
     }
 }
 

@@ -129,7 +129,7 @@ impl CandidateList {
         };
         for src in candidates::sources(st, ctx) {
             let wls = &order.per_cq[src.cq];
-            let split = wls.partition_point(|&w| st.wls[w].evicted);
+            let split = order.evicted[src.cq];
             let base = match src.class {
                 Class::Hierarchy => 0,
                 Class::Priority => 1,
