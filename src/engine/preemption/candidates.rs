@@ -203,35 +203,34 @@ pub fn priority_bound(ctx: &PreemptionCtx<'_>, cq: CqIdx) -> Option<(i32, bool)>
     }
 }
 
-/// The next candidate of `order[*pos..]` (advancing `pos` past it), or `None`.
-/// Classifies each workload (the policy decides) and stops at the priority bound.
-pub fn next_of(
-    st: &EngineState<'_>,
-    ctx: &PreemptionCtx<'_>,
-    src: &Source,
-    order: &[WlIdx],
-    pos: &mut usize,
-) -> Option<Candidate> {
-    let bound = priority_bound(ctx, src.cq);
-    while let Some(&wl) = order.get(*pos) {
-        *pos += 1;
-        let p = st.wls[wl].priority;
-        if let Some((b, inclusive)) = bound
-            && (p > b || (p == b && !inclusive))
-        {
-            *pos = order.len();
-            return None;
-        }
-        if let Some(variant) = classify(st, ctx, wl, src.cq, src.advantage) {
-            return Some(Candidate {
-                wl,
-                cq: src.cq,
-                lca: src.lca,
-                variant,
-            });
-        }
+/// What the search does with the next workload of a ClusterQueue's list.
+pub enum Verdict {
+    /// A candidate.
+    Take(Candidate),
+    /// Not a candidate (policy, preemptor itself, none of the contested resources).
+    Skip,
+    /// Beyond the policy's priority bound: neither it nor any later one is a candidate.
+    Stop,
+}
+
+/// Classifies `wl`, the next workload of `src`'s list (lists ascend in priority within
+/// the evicted and not-evicted groups, so the priority bound ends a walk).
+pub fn check(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, src: &Source, wl: WlIdx) -> Verdict {
+    let p = st.wls[wl].priority;
+    if let Some((b, inclusive)) = priority_bound(ctx, src.cq)
+        && (p > b || (p == b && !inclusive))
+    {
+        return Verdict::Stop;
     }
-    None
+    match classify(st, ctx, wl, src.cq, src.advantage) {
+        Some(variant) => Verdict::Take(Candidate {
+            wl,
+            cq: src.cq,
+            lca: src.lca,
+            variant,
+        }),
+        None => Verdict::Skip,
+    }
 }
 
 /// Visits `current`'s subtree, skipping `skip` and subtrees within nominal.

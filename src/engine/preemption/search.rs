@@ -6,7 +6,7 @@ use crate::model::BorrowWithinCohortPolicy;
 
 use super::super::quota::FrId;
 use super::super::state::EngineState;
-use super::candidates::{self, CandOrder, Candidate, Class, Source, Variant};
+use super::candidates::{self, CandOrder, Candidate, Class, Source, Variant, Verdict};
 use super::{PreemptionCtx, Target};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -102,17 +102,20 @@ pub struct CandidateList {
 
 struct Cursor {
     src: Source,
-    /// Next position in `per_cq[src.cq][..end]`.
+    /// Next position in `per_cq[src.cq][..end]`, not classified yet.
     pos: usize,
     end: usize,
-    head: Option<Candidate>,
 }
 
 #[derive(Default)]
 struct Part {
     cursors: Vec<usize>,
-    /// Min-heap of (rank of the cursor's head, cursor).
+    /// Min-heap of (rank of the cursor's next workload, cursor). A cursor's next
+    /// workload is classified only when it reaches the top: the ranks of the others are
+    /// lower bounds of their next candidates, so a candidate at the top is the smallest.
     heap: BinaryHeap<Reverse<(u32, usize)>>,
+    /// The top of `heap`, classified as a candidate.
+    top: Option<Candidate>,
     ready: bool,
 }
 
@@ -128,60 +131,84 @@ impl CandidateList {
             no_hierarchy: false,
         };
         for src in candidates::sources(st, ctx) {
-            let wls = &order.per_cq[src.cq];
+            let len = order.per_cq[src.cq].len();
             let split = order.evicted[src.cq];
             let base = match src.class {
                 Class::Hierarchy => 0,
                 Class::Priority => 1,
                 Class::SameCq => 2,
             };
-            for (part, (pos, end)) in [(base, (0, split)), (base + 3, (split, wls.len()))] {
+            for (part, (pos, end)) in [(base, (0, split)), (base + 3, (split, len))] {
                 if pos < end {
                     list.parts[part].cursors.push(list.cursors.len());
-                    list.cursors.push(Cursor {
-                        src,
-                        pos,
-                        end,
-                        head: None,
-                    });
+                    list.cursors.push(Cursor { src, pos, end });
                 }
             }
         }
-        for p in [0, 1, 3, 4] {
-            list.init_part(st, ctx, p);
-        }
-        let empty = |l: &CandidateList, p: usize| l.parts[p].heap.is_empty();
-        list.no_hierarchy = empty(&list, 0) && empty(&list, 3);
-        list.no_other_cq = list.no_hierarchy && empty(&list, 1) && empty(&list, 4);
+        let empty = |l: &mut CandidateList, p: usize| l.top(st, ctx, p).is_none();
+        list.no_hierarchy = empty(&mut list, 0) && empty(&mut list, 3);
+        list.no_other_cq = list.no_hierarchy && empty(&mut list, 1) && empty(&mut list, 4);
         list
     }
 
-    /// Moves cursor `c` to its next candidate and queues it in `part`.
-    fn advance(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, part: usize, c: usize) {
+    fn rank(st: &EngineState<'_>, cur: &Cursor) -> u32 {
         let order = st.cand_order.as_ref().expect("candidate order built");
+        order.rank[order.per_cq[cur.src.cq][cur.pos]]
+    }
+
+    /// Moves cursor `c` past its next workload and queues it again in `part` if it has
+    /// more.
+    fn step_past(&mut self, st: &EngineState<'_>, part: usize, c: usize) {
         let cur = &mut self.cursors[c];
-        let wls = &order.per_cq[cur.src.cq][..cur.end];
-        cur.head = candidates::next_of(st, ctx, &cur.src, wls, &mut cur.pos);
-        if let Some(h) = cur.head {
-            self.parts[part].heap.push(Reverse((order.rank[h.wl], c)));
+        cur.pos += 1;
+        if cur.pos < cur.end {
+            let r = Self::rank(st, cur);
+            self.parts[part].heap.push(Reverse((r, c)));
         }
     }
 
-    fn init_part(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, p: usize) {
-        if self.parts[p].ready {
-            return;
+    /// The smallest candidate of part `p` (it stays queued).
+    fn top(
+        &mut self,
+        st: &EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        p: usize,
+    ) -> Option<Candidate> {
+        if !self.parts[p].ready {
+            self.parts[p].ready = true;
+            let heap: Vec<_> = self.parts[p]
+                .cursors
+                .iter()
+                .map(|&c| Reverse((Self::rank(st, &self.cursors[c]), c)))
+                .collect();
+            self.parts[p].heap = BinaryHeap::from(heap);
         }
-        self.parts[p].ready = true;
-        for i in 0..self.parts[p].cursors.len() {
-            let c = self.parts[p].cursors[i];
-            self.advance(st, ctx, p, c);
+        if let Some(t) = self.parts[p].top {
+            return Some(t);
+        }
+        let order = st.cand_order.as_ref().expect("candidate order built");
+        loop {
+            let &Reverse((_, c)) = self.parts[p].heap.peek()?;
+            let cur = &self.cursors[c];
+            let wl = order.per_cq[cur.src.cq][cur.pos];
+            match candidates::check(st, ctx, &cur.src, wl) {
+                Verdict::Take(cand) => {
+                    self.parts[p].top = Some(cand);
+                    return Some(cand);
+                }
+                Verdict::Skip => {
+                    self.parts[p].heap.pop();
+                    self.step_past(st, p, c);
+                }
+                Verdict::Stop => {
+                    self.parts[p].heap.pop();
+                }
+            }
         }
     }
 
     pub fn is_empty(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> bool {
-        self.init_part(st, ctx, 2);
-        self.init_part(st, ctx, 5);
-        self.parts.iter().all(|p| p.heap.is_empty())
+        (0..self.parts.len()).all(|p| self.top(st, ctx, p).is_none())
     }
 
     /// The `i`-th candidate in Kueue's order.
@@ -196,14 +223,16 @@ impl CandidateList {
                 return None;
             }
             let p = self.part;
-            self.init_part(st, ctx, p);
-            let Some(Reverse((_, c))) = self.parts[p].heap.pop() else {
+            let Some(cand) = self.top(st, ctx, p) else {
                 self.part += 1;
                 continue;
             };
-            let cand = self.cursors[c].head.expect("queued cursor has a head");
+            let Some(Reverse((_, c))) = self.parts[p].heap.pop() else {
+                unreachable!("a top candidate is queued")
+            };
+            self.parts[p].top = None;
             self.produced.push(cand);
-            self.advance(st, ctx, p, c);
+            self.step_past(st, p, c);
         }
         Some(self.produced[i])
     }
