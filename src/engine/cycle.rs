@@ -174,15 +174,7 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
     }
 
     // --- nominate
-    st.by_priority = st
-        .cqs
-        .iter()
-        .map(|c| {
-            let mut v: Vec<WlIdx> = c.admitted.iter().copied().collect();
-            v.sort_by_key(|&w| (st.wls[w].priority, w));
-            v
-        })
-        .collect();
+    st.cand_order = Some(super::preemption::candidates::CandOrder::build(st));
     let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
     let mut ns_cache: BTreeMap<(&str, CqIdx), bool> = BTreeMap::new();
     for (wl, cq) in heads {
@@ -262,7 +254,7 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
         });
     }
 
-    st.by_priority = Vec::new();
+    st.cand_order = None;
 
     // --- order and process. Classical (makeClassicalIterator): borrowing level,
     // priority, timestamp; uid last. Fair sharing: a tournament per pop

@@ -167,10 +167,9 @@ pub struct EngineState<'a> {
     /// feature gates.
     pub kueue: crate::model::kueue_config::KueueConfig,
     /// While a cycle nominates its heads (admitted sets do not change then): each
-    /// ClusterQueue's admitted workloads by ascending priority, so candidate collection
-    /// stops at the first one the preemption policy's priority rule excludes. Empty
-    /// otherwise.
-    pub by_priority: Vec<Vec<WlIdx>>,
+    /// ClusterQueue's admitted workloads in Kueue's candidate order, walked lazily by
+    /// each preemptor's search. `None` otherwise.
+    pub cand_order: Option<super::preemption::candidates::CandOrder>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -459,7 +458,7 @@ impl<'a> EngineState<'a> {
             clock: opts.now,
             reserved: Vec::new(),
             steps: std::cell::Cell::new(0),
-            by_priority: Vec::new(),
+            cand_order: None,
         }
     }
 

@@ -36,14 +36,6 @@ pub struct Candidate {
     pub variant: Variant,
 }
 
-/// The three candidate classes of §6.1.
-#[derive(Default, Debug)]
-pub struct Collected {
-    pub same_cq: Vec<Candidate>,
-    pub hierarchy: Vec<Candidate>,
-    pub priority: Vec<Candidate>,
-}
-
 /// The policy predicate (`preemption_policy.go`), with Never ⇒ false.
 pub fn policy_allows_within(
     p: WithinClusterQueue,
@@ -119,51 +111,125 @@ fn classify(
     })
 }
 
-fn from_cq(
-    st: &EngineState<'_>,
-    ctx: &PreemptionCtx<'_>,
-    cq: CqIdx,
-    lca: Option<NodeId>,
-    advantage: bool,
-    out: &mut Vec<Candidate>,
-) {
-    let mut push = |wl: WlIdx| {
-        if let Some(variant) = classify(st, ctx, wl, cq, advantage) {
-            out.push(Candidate {
-                wl,
-                cq,
-                lca,
-                variant,
-            });
+/// Each ClusterQueue's admitted workloads in Kueue's candidate order, built once per
+/// cycle for the nomination phase (admitted sets, eviction flags and reservation times do
+/// not change while the heads are nominated).
+///
+/// Within one of the six parts of the ordered list (§6.2: evicted or not × hierarchy,
+/// priority or same-ClusterQueue candidates) the first two keys of `CandidatesOrdering`
+/// (`pkg/scheduler/preemption/common/ordering.go`: evicted first, other ClusterQueues
+/// first) are constant, so the order of a part is the order of the remaining keys
+/// (priority, most recent reservation, uid, then `namespace/name`), which does not depend
+/// on the preemptor. One sort of every admitted workload gives each a rank in that order;
+/// a preemptor's part is then the merge of its ClusterQueues' ranked lists, walked lazily.
+#[derive(Clone, Debug, Default)]
+pub struct CandOrder {
+    /// Rank of each admitted workload (by `WlIdx`) in the global order.
+    pub rank: Vec<u32>,
+    /// Per ClusterQueue: its admitted workloads by rank (evicted ones first, each group
+    /// by ascending priority).
+    pub per_cq: Vec<Vec<WlIdx>>,
+    /// Per ClusterQueue: how many of `per_cq` are evicted (they come first).
+    pub evicted: Vec<usize>,
+}
+
+impl CandOrder {
+    pub fn build(st: &EngineState<'_>) -> CandOrder {
+        let mut all: Vec<(CqIdx, WlIdx)> = Vec::new();
+        for (c, q) in st.cqs.iter().enumerate() {
+            all.extend(q.admitted.iter().map(|&w| (c, w)));
         }
-    };
-    let Some(sorted) = st.by_priority.get(cq) else {
-        for &wl in &st.cqs[cq].admitted {
-            push(wl);
+        let key = |w: WlIdx| {
+            let x = &st.wls[w];
+            (
+                !x.evicted,
+                x.priority,
+                std::cmp::Reverse(x.reserve_time),
+                x.uid_rank,
+            )
+        };
+        all.sort_unstable_by(|&(_, a), &(_, b)| {
+            key(a)
+                .cmp(&key(b))
+                .then_with(|| super::super::state::key_cmp(st.wls[a].wl, st.wls[b].wl))
+                .then(a.cmp(&b))
+        });
+        let mut rank = vec![u32::MAX; st.wls.len()];
+        let mut per_cq: Vec<Vec<WlIdx>> = vec![Vec::new(); st.cqs.len()];
+        let mut evicted = vec![0; st.cqs.len()];
+        for (r, &(c, w)) in all.iter().enumerate() {
+            rank[w] = r as u32;
+            per_cq[c].push(w);
+            evicted[c] += usize::from(st.wls[w].evicted);
         }
-        return;
-    };
-    // Ascending priority: stop where the policy's priority rule excludes every later
-    // one (classify still decides each candidate before that point).
-    let (bound, inclusive) = if cq == ctx.cq {
+        CandOrder {
+            rank,
+            per_cq,
+            evicted,
+        }
+    }
+}
+
+/// Which class of §6.1 a ClusterQueue's candidates belong to, for one preemptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Hierarchy,
+    Priority,
+    SameCq,
+}
+
+/// One ClusterQueue whose admitted workloads are candidates of one class.
+#[derive(Clone, Copy, Debug)]
+pub struct Source {
+    pub cq: CqIdx,
+    pub lca: Option<NodeId>,
+    pub advantage: bool,
+    pub class: Class,
+}
+
+/// Where the policy's priority rule excludes every later candidate of a ClusterQueue
+/// (its lists ascend in priority): `(bound, inclusive)`, `None` = no bound.
+pub fn priority_bound(ctx: &PreemptionCtx<'_>, cq: CqIdx) -> Option<(i32, bool)> {
+    if cq == ctx.cq {
         match ctx.policy.within_cluster_queue {
-            WithinClusterQueue::LowerOrNewerEqualPriority => (Some(ctx.priority), true),
-            _ => (Some(ctx.priority), false),
+            WithinClusterQueue::LowerOrNewerEqualPriority => Some((ctx.priority, true)),
+            _ => Some((ctx.priority, false)),
         }
     } else {
         match ctx.policy.reclaim_within_cohort {
-            ReclaimWithinCohort::Any => (None, false),
-            _ => (Some(ctx.priority), false),
+            ReclaimWithinCohort::Any => None,
+            _ => Some((ctx.priority, false)),
         }
-    };
-    for &wl in sorted {
-        let p = st.wls[wl].priority;
-        if let Some(b) = bound
-            && (p > b || (p == b && !inclusive))
-        {
-            break;
-        }
-        push(wl);
+    }
+}
+
+/// What the search does with the next workload of a ClusterQueue's list.
+pub enum Verdict {
+    /// A candidate.
+    Take(Candidate),
+    /// Not a candidate (policy, preemptor itself, none of the contested resources).
+    Skip,
+    /// Beyond the policy's priority bound: neither it nor any later one is a candidate.
+    Stop,
+}
+
+/// Classifies `wl`, the next workload of `src`'s list (lists ascend in priority within
+/// the evicted and not-evicted groups, so the priority bound ends a walk).
+pub fn check(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, src: &Source, wl: WlIdx) -> Verdict {
+    let p = st.wls[wl].priority;
+    if let Some((b, inclusive)) = priority_bound(ctx, src.cq)
+        && (p > b || (p == b && !inclusive))
+    {
+        return Verdict::Stop;
+    }
+    match classify(st, ctx, wl, src.cq, src.advantage) {
+        Some(variant) => Verdict::Take(Candidate {
+            wl,
+            cq: src.cq,
+            lca: src.lca,
+            variant,
+        }),
+        None => Verdict::Skip,
     }
 }
 
@@ -174,15 +240,15 @@ fn in_subtree(
     current: NodeId,
     subtree_root: NodeId,
     skip: Option<NodeId>,
-    advantage: bool,
-    out: &mut Vec<Candidate>,
+    (advantage, class): (bool, Class),
+    out: &mut Vec<Source>,
 ) {
     let node = &st.tree.nodes[current];
     for &child in &node.child_cohorts {
         if Some(child) == skip || st.tree.within_nominal(child, &ctx.frs_need) {
             continue;
         }
-        in_subtree(st, ctx, child, subtree_root, skip, advantage, out);
+        in_subtree(st, ctx, child, subtree_root, skip, (advantage, class), out);
     }
     let me = st.cqs[ctx.cq].node;
     for &child in &node.child_cqs {
@@ -190,35 +256,47 @@ fn in_subtree(
             continue;
         }
         let cq = st.node_cq[child].expect("cq node");
-        from_cq(st, ctx, cq, Some(subtree_root), advantage, out);
+        out.push(Source {
+            cq,
+            lca: Some(subtree_root),
+            advantage,
+            class,
+        });
     }
 }
 
-/// Collects same-CQ, hierarchy and priority candidates (unsorted).
-pub fn collect(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Collected {
-    let mut c = Collected::default();
+/// The ClusterQueues whose admitted workloads are candidates (same ClusterQueue,
+/// hierarchy, priority; `collectCandidatesInSubtree` and its callers): the workloads
+/// themselves are classified lazily by [`next_of`].
+pub fn sources(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Source> {
+    let mut out = Vec::new();
     if ctx.policy.within_cluster_queue != WithinClusterQueue::Never {
-        from_cq(st, ctx, ctx.cq, None, false, &mut c.same_cq);
+        out.push(Source {
+            cq: ctx.cq,
+            lca: None,
+            advantage: false,
+            class: Class::SameCq,
+        });
     }
     let me = st.cqs[ctx.cq].node;
     if st.tree.nodes[me].parent.is_none()
         || ctx.policy.reclaim_within_cohort == ReclaimWithinCohort::Never
     {
-        return c;
+        return out;
     }
     let (mut advantage, mut remaining) = st.tree.quantities_fit_in_quota(me, &ctx.usage);
     let mut previous: Option<NodeId> = None;
     for root in st.tree.ancestors(me) {
-        let list = if advantage {
-            &mut c.hierarchy
+        let class = if advantage {
+            Class::Hierarchy
         } else {
-            &mut c.priority
+            Class::Priority
         };
-        in_subtree(st, ctx, root, root, previous, advantage, list);
+        in_subtree(st, ctx, root, root, previous, (advantage, class), &mut out);
         let (fits, rem) = st.tree.quantities_fit_in_quota(root, &remaining);
         remaining = rem;
         advantage = advantage || fits;
         previous = Some(root);
     }
-    c
+    out
 }

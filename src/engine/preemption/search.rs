@@ -6,10 +6,10 @@ use crate::model::BorrowWithinCohortPolicy;
 
 use super::super::quota::FrId;
 use super::super::state::EngineState;
-use super::candidates::{self, Candidate, Variant};
-use super::ordering::candidate_key;
+use super::candidates::{self, CandOrder, Candidate, Class, Source, Variant, Verdict};
 use super::{PreemptionCtx, Target};
-use crate::engine::state::key_cmp;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// `workloadFits`: every fr of the preemptor's request is available, and (unless
 /// borrowing is allowed) the preemptor's ClusterQueue would not borrow.
@@ -81,96 +81,165 @@ pub fn restore_workloads(st: &mut EngineState<'_>, wls: &[usize]) {
 
 /// The ordered candidate list (§6.2) plus the flags that pick the attempt order.
 ///
-/// Kueue sorts every candidate; the search then usually stops after a few. In a large
-/// cohort tree a preemptor has thousands of candidates, and sorting them all for every
-/// head of every cycle dominated the plan. So each of the six parts (evicted then
-/// not-evicted; hierarchy, priority, same-ClusterQueue candidates) is sorted on demand, a
-/// growing prefix at a time (`select_nth_unstable` + sort of the prefix). The order is
-/// total (ties fall back to the unique `namespace/name`), so the sequence is exactly the
-/// fully sorted one.
+/// Kueue collects and sorts every candidate; the search then usually stops after a few.
+/// In a large cohort tree a preemptor has thousands of candidates, and collecting them
+/// for every head of every cycle dominated the plan. So each of the six parts (evicted
+/// then not-evicted; hierarchy, priority, same-ClusterQueue candidates) is a lazy merge
+/// of its ClusterQueues' lists in the cycle's candidate order
+/// ([`candidates::CandOrder`]): a workload is classified only when the search reaches
+/// it. The order is total (ties fall back to the unique `namespace/name`), so the
+/// sequence is exactly the fully sorted one.
 pub struct CandidateList {
-    parts: [LazyPart; 6],
+    cursors: Vec<Cursor>,
+    parts: [Part; 6],
+    /// The part being emitted.
+    part: usize,
+    /// Candidates emitted so far, in order (the search walks the list once per attempt).
+    produced: Vec<Candidate>,
     pub no_other_cq: bool,
     pub no_hierarchy: bool,
 }
 
-type Key = (bool, bool, i32, std::cmp::Reverse<i64>, u32);
-
-#[derive(Default)]
-struct LazyPart {
-    items: Vec<(Key, Candidate)>,
-    /// `items[..sorted]` is in final order and holds the smallest ones.
-    sorted: usize,
+struct Cursor {
+    src: Source,
+    /// Next position in `per_cq[src.cq][..end]`, not classified yet.
+    pos: usize,
+    end: usize,
 }
 
-impl LazyPart {
-    fn get(&mut self, st: &EngineState<'_>, i: usize) -> Option<Candidate> {
-        if i >= self.items.len() {
-            return None;
-        }
-        let cmp = |(ka, a): &(Key, Candidate), (kb, b): &(Key, Candidate)| {
-            ka.cmp(kb)
-                .then_with(|| key_cmp(st.wls[a.wl].wl, st.wls[b.wl].wl))
-        };
-        while self.sorted <= i {
-            let rest = &mut self.items[self.sorted..];
-            let chunk = self.sorted.max(16).min(rest.len());
-            if chunk < rest.len() {
-                rest.select_nth_unstable_by(chunk - 1, cmp);
-            }
-            rest[..chunk].sort_unstable_by(cmp);
-            self.sorted += chunk;
-        }
-        Some(self.items[i].1)
-    }
+#[derive(Default)]
+struct Part {
+    cursors: Vec<usize>,
+    /// Min-heap of (rank of the cursor's next workload, cursor). A cursor's next
+    /// workload is classified only when it reaches the top: the ranks of the others are
+    /// lower bounds of their next candidates, so a candidate at the top is the smallest.
+    heap: BinaryHeap<Reverse<(u32, usize)>>,
+    /// The top of `heap`, classified as a candidate.
+    top: Option<Candidate>,
+    ready: bool,
 }
 
 impl CandidateList {
-    pub fn is_empty(&self) -> bool {
-        self.parts.iter().all(|p| p.items.is_empty())
+    fn new(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
+        let order = st.cand_order.as_ref().expect("candidate order built");
+        let mut list = CandidateList {
+            cursors: Vec::new(),
+            parts: Default::default(),
+            part: 0,
+            produced: Vec::new(),
+            no_other_cq: false,
+            no_hierarchy: false,
+        };
+        for src in candidates::sources(st, ctx) {
+            let len = order.per_cq[src.cq].len();
+            let split = order.evicted[src.cq];
+            let base = match src.class {
+                Class::Hierarchy => 0,
+                Class::Priority => 1,
+                Class::SameCq => 2,
+            };
+            for (part, (pos, end)) in [(base, (0, split)), (base + 3, (split, len))] {
+                if pos < end {
+                    list.parts[part].cursors.push(list.cursors.len());
+                    list.cursors.push(Cursor { src, pos, end });
+                }
+            }
+        }
+        let empty = |l: &mut CandidateList, p: usize| l.top(st, ctx, p).is_none();
+        list.no_hierarchy = empty(&mut list, 0) && empty(&mut list, 3);
+        list.no_other_cq = list.no_hierarchy && empty(&mut list, 1) && empty(&mut list, 4);
+        list
+    }
+
+    fn rank(st: &EngineState<'_>, cur: &Cursor) -> u32 {
+        let order = st.cand_order.as_ref().expect("candidate order built");
+        order.rank[order.per_cq[cur.src.cq][cur.pos]]
+    }
+
+    /// Moves cursor `c` past its next workload and queues it again in `part` if it has
+    /// more.
+    fn step_past(&mut self, st: &EngineState<'_>, part: usize, c: usize) {
+        let cur = &mut self.cursors[c];
+        cur.pos += 1;
+        if cur.pos < cur.end {
+            let r = Self::rank(st, cur);
+            self.parts[part].heap.push(Reverse((r, c)));
+        }
+    }
+
+    /// The smallest candidate of part `p` (it stays queued).
+    fn top(
+        &mut self,
+        st: &EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        p: usize,
+    ) -> Option<Candidate> {
+        if !self.parts[p].ready {
+            self.parts[p].ready = true;
+            let heap: Vec<_> = self.parts[p]
+                .cursors
+                .iter()
+                .map(|&c| Reverse((Self::rank(st, &self.cursors[c]), c)))
+                .collect();
+            self.parts[p].heap = BinaryHeap::from(heap);
+        }
+        if let Some(t) = self.parts[p].top {
+            return Some(t);
+        }
+        let order = st.cand_order.as_ref().expect("candidate order built");
+        loop {
+            let &Reverse((_, c)) = self.parts[p].heap.peek()?;
+            let cur = &self.cursors[c];
+            let wl = order.per_cq[cur.src.cq][cur.pos];
+            match candidates::check(st, ctx, &cur.src, wl) {
+                Verdict::Take(cand) => {
+                    self.parts[p].top = Some(cand);
+                    return Some(cand);
+                }
+                Verdict::Skip => {
+                    self.parts[p].heap.pop();
+                    self.step_past(st, p, c);
+                }
+                Verdict::Stop => {
+                    self.parts[p].heap.pop();
+                }
+            }
+        }
+    }
+
+    pub fn is_empty(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> bool {
+        (0..self.parts.len()).all(|p| self.top(st, ctx, p).is_none())
     }
 
     /// The `i`-th candidate in Kueue's order.
-    pub fn get(&mut self, st: &EngineState<'_>, mut i: usize) -> Option<Candidate> {
-        for part in &mut self.parts {
-            if i < part.items.len() {
-                return part.get(st, i);
+    pub fn get(
+        &mut self,
+        st: &EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        i: usize,
+    ) -> Option<Candidate> {
+        while self.produced.len() <= i {
+            if self.part >= self.parts.len() {
+                return None;
             }
-            i -= part.items.len();
+            let p = self.part;
+            let Some(cand) = self.top(st, ctx, p) else {
+                self.part += 1;
+                continue;
+            };
+            let Some(Reverse((_, c))) = self.parts[p].heap.pop() else {
+                unreachable!("a top candidate is queued")
+            };
+            self.parts[p].top = None;
+            self.produced.push(cand);
+            self.step_past(st, p, c);
         }
-        None
+        Some(self.produced[i])
     }
 }
 
 pub fn ordered_candidates(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
-    let c = candidates::collect(st, ctx);
-    // keys computed once per candidate, not once per comparison
-    let split = |v: Vec<Candidate>| {
-        let (ev, rest): (Vec<_>, Vec<_>) = v
-            .into_iter()
-            .map(|c| (candidate_key(st, c.wl, ctx.cq), c))
-            .partition(|(_, c)| st.wls[c.wl].evicted);
-        (
-            LazyPart {
-                items: ev,
-                sorted: 0,
-            },
-            LazyPart {
-                items: rest,
-                sorted: 0,
-            },
-        )
-    };
-    let no_other_cq = c.hierarchy.is_empty() && c.priority.is_empty();
-    let no_hierarchy = c.hierarchy.is_empty();
-    let (h_ev, h) = split(c.hierarchy);
-    let (p_ev, p) = split(c.priority);
-    let (s_ev, s) = split(c.same_cq);
-    CandidateList {
-        parts: [h_ev, p_ev, s_ev, h, p, s],
-        no_other_cq,
-        no_hierarchy,
-    }
+    CandidateList::new(st, ctx)
 }
 
 /// `queueUnderNominalInResourcesNeedingPreemption`.
@@ -187,8 +256,21 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     if st.fair.enabled {
         return crate::engine::fair::get_targets(st, ctx);
     }
+    // outside a cycle's nomination (what-if proposals) the order is built for this call
+    let built = st.cand_order.is_none();
+    if built {
+        st.cand_order = Some(CandOrder::build(st));
+    }
+    let targets = classical_targets(st, ctx);
+    if built {
+        st.cand_order = None;
+    }
+    targets
+}
+
+fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Target> {
     let mut list = ordered_candidates(st, ctx);
-    if list.is_empty() {
+    if list.is_empty(st, ctx) {
         return Vec::new();
     }
     let forbidden = ctx.policy.borrow_within_cohort.policy == BorrowWithinCohortPolicy::Never;
@@ -202,7 +284,7 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     for &allow_borrowing in attempts {
         let mut targets: Vec<Target> = Vec::new();
         let mut next = 0;
-        while let Some(c) = list.get(st, next) {
+        while let Some(c) = list.get(st, ctx, next) {
             next += 1;
             let c = &c;
             if !candidate_valid(st, ctx, c, allow_borrowing) {
