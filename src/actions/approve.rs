@@ -297,16 +297,6 @@ impl ApprovalPlan {
             flavors.join(", ")
         ));
         // Pending workloads of the same ClusterQueue other than the preemptor.
-        let lq_cq: std::collections::HashMap<(&str, &str), &str> = state
-            .local_queues
-            .values()
-            .map(|lq| {
-                (
-                    (lq.namespace.as_str(), lq.name.as_str()),
-                    lq.cluster_queue.as_str(),
-                )
-            })
-            .collect();
         let victims: Vec<&str> = self.victims.iter().map(|v| v.key.as_str()).collect();
         let blocked: Vec<String> = state
             .workloads
@@ -315,9 +305,11 @@ impl ApprovalPlan {
                 w.active
                     && !w.is_finished()
                     && !w.has_quota_reservation()
-                    && w.queue_name.as_deref().is_some_and(|q| {
-                        lq_cq.get(&(w.namespace.as_str(), q)).copied()
-                            == Some(self.cluster_queue.as_str())
+                    && w.queue_name.as_ref().is_some_and(|q| {
+                        state
+                            .local_queues
+                            .get(&(w.namespace.clone(), q.clone()))
+                            .is_some_and(|lq| lq.cluster_queue == self.cluster_queue)
                     })
             })
             .map(|w| w.key())

@@ -43,28 +43,19 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         watch_timeout_secs: args.watch_timeout,
         ..SourceOptions::default()
     };
-    let client = source::connect_source(&args.cluster, &mut opts).await?;
-    // Kueue's configuration, read once (the live source does not watch it): a
-    // ConfigMap that is missing or forbidden is a warning, and the defaults apply.
-    let cluster_cfg = if args.kueue_config.is_some() {
-        None
-    } else {
-        match super::kueue_config::fetch(client.clone()).await {
-            Ok((cfg, notes)) => {
-                for n in notes {
-                    eprintln!("warning: {n}");
-                }
-                cfg
-            }
-            // An unreachable server is said once, by the sync below.
-            Err(e) if unreachable(&e) => None,
-            Err(e) => {
-                eprintln!("warning: {e:#}; Kueue's defaults apply");
-                None
-            }
-        }
+    // Kueue's configuration: `--kueue-config`, read once here; otherwise the live
+    // source reads the cluster's ConfigMap when it starts (missing or forbidden: a
+    // warning, and the defaults).
+    let kueue_cfg = match &args.kueue_config {
+        Some(p) => Some(super::plan::read_kueue_config(p).map_err(anyhow::Error::msg)?),
+        None => None,
     };
+    opts.read_kueue_config = kueue_cfg.is_none();
+    let client = source::connect_source(&args.cluster, &mut opts).await?;
     let handle = source::start(client, opts).await;
+    for n in &handle.kueue_config_notes {
+        eprintln!("warning: {n}");
+    }
     let snap = match handle
         .wait_synced(Duration::from_secs(args.sync_timeout))
         .await
@@ -90,7 +81,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
         eprintln!("warning: skipped {}: {}", s.object, s.error);
     }
     let mut tracker = DriftTracker::default();
-    let mut last = render(args, &snap, &mut tracker, cluster_cfg.as_ref()).await?;
+    let mut last = render(args, &snap, &mut tracker, kueue_cfg.as_ref()).await?;
     let mut last_sync = live_meta::sync_key(&snap);
     let mut last_relists = live_meta::relists(&snap);
     emit(args, &annotated(&last, &snap), &snap)?;
@@ -141,7 +132,7 @@ async fn run_async(args: &PlanArgs) -> Result<i32> {
             tracker = DriftTracker::default();
             last_relists = relists;
         }
-        let json = render(args, &snap, &mut tracker, cluster_cfg.as_ref()).await?;
+        let json = render(args, &snap, &mut tracker, kueue_cfg.as_ref()).await?;
         // One line per change of the plan or of a resource's sync state (degraded,
         // recovered): events that change neither print nothing.
         if json != last || sync != last_sync {
@@ -157,15 +148,12 @@ async fn render(
     args: &PlanArgs,
     snap: &Arc<Snapshot>,
     tracker: &mut DriftTracker,
-    cluster_cfg: Option<&crate::model::kueue_config::KueueConfig>,
+    kueue_cfg: Option<&crate::model::kueue_config::KueueConfig>,
 ) -> Result<Value> {
     let snap = snap.clone();
     let what_if = args.what_if.clone();
     let max_cycles = args.max_cycles;
-    let kueue_cfg = match &args.kueue_config {
-        Some(p) => Some(super::plan::read_kueue_config(p).map_err(anyhow::Error::msg)?),
-        None => cluster_cfg.cloned(),
-    };
+    let kueue_cfg = kueue_cfg.cloned();
     let now = match &args.now {
         Some(_) => super::time::now_or(args.now.as_deref())?,
         None => snap.taken_at.as_millisecond(),
@@ -248,13 +236,4 @@ fn emit(args: &PlanArgs, json: &Value, snap: &Snapshot) -> Result<()> {
         }
     };
     super::out::out(&text)
-}
-
-/// Whether `err` is a connection that could not be made (see
-/// [`source::watch::unreachable_cause`]).
-fn unreachable(err: &anyhow::Error) -> bool {
-    err.chain().any(|c| {
-        c.downcast_ref::<kube::Error>()
-            .is_some_and(|k| source::watch::unreachable_cause(k).is_some())
-    })
 }

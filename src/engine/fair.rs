@@ -678,6 +678,13 @@ impl TargetOrdering {
         self.cache[n].get_or_insert_with(|| drs(st, n))
     }
 
+    /// Takes `w` of `cq` as a victim: its usage leaves the snapshot, and the shares it
+    /// changed (its queue's and its ancestors') are recomputed when next asked for.
+    fn take(&mut self, st: &mut EngineState<'_>, cq: CqIdx, w: WlIdx) {
+        st.remove_usage_of(w);
+        self.removed(st, cq);
+    }
+
     /// A victim of `cq` left the snapshot: its queue's and its ancestors' shares change.
     fn removed(&mut self, st: &EngineState<'_>, cq: CqIdx) {
         let mut cur = Some(st.cqs[cq].node);
@@ -911,8 +918,7 @@ fn first_strategy(
     while let Some(cq) = ordering.next(st) {
         if cq == ctx.cq {
             let w = ordering.pop(cq);
-            st.remove_usage_of(w);
-            ordering.removed(st, cq);
+            ordering.take(st, cq, w);
             targets.push(Target {
                 wl: w,
                 reason: PreemptionReason::InClusterQueue,
@@ -928,8 +934,7 @@ fn first_strategy(
         }
         if within_nominal {
             let w = ordering.pop(cq);
-            st.remove_usage_of(w);
-            ordering.removed(st, cq);
+            ordering.take(st, cq, w);
             targets.push(Target {
                 wl: w,
                 reason: PreemptionReason::InCohortReclamation,
@@ -957,8 +962,7 @@ fn first_strategy(
             let w = ordering.pop(cq);
             let target_new = target_share_after_removal(st, ctx.cq, cq, w);
             if strategy_passes(strategy, &preemptor_new, &target_old, &target_new) {
-                st.remove_usage_of(w);
-                ordering.removed(st, cq);
+                ordering.take(st, cq, w);
                 targets.push(Target {
                     wl: w,
                     reason: PreemptionReason::InCohortFairSharing,
@@ -1003,8 +1007,7 @@ fn second_strategy(
         let passed = compare(&preemptor_new, &target_old) == Ordering::Less;
         let w = ordering.pop(cq);
         if passed {
-            st.remove_usage_of(w);
-            ordering.removed(st, cq);
+            ordering.take(st, cq, w);
             targets.push(Target {
                 wl: w,
                 reason: PreemptionReason::InCohortFairSharing,

@@ -320,20 +320,10 @@ impl HistoryLog {
 
     /// Records a timeline event unless already known; returns whether it was new.
     pub fn record_event(&mut self, rec: TimelineRecord) -> bool {
-        if !self.seen.insert(rec.id.clone()) {
+        if !self.persist(&rec.id, &rec) {
             return false;
         }
-        if let Some(path) = &self.path
-            && let Err(e) = append(path, &rec)
-            && !self.failed
-        {
-            self.failed = true;
-            tracing::warn!(path = %path.display(), error = %e, "cannot write the history file");
-        }
-        self.recent_events.push_back(rec);
-        if self.recent_events.len() > RECENT {
-            self.recent_events.pop_front();
-        }
+        push_recent(&mut self.recent_events, rec);
         true
     }
 
@@ -344,19 +334,25 @@ impl HistoryLog {
 
     /// Records `rec` unless already known; returns whether it was new.
     pub fn record(&mut self, rec: EvictionRecord) -> bool {
-        if !self.seen.insert(rec.id.clone()) {
+        if !self.persist(&rec.id, &rec) {
+            return false;
+        }
+        push_recent(&mut self.recent, rec);
+        true
+    }
+
+    /// Appends `rec` to the file unless `id` is already known; `false` when it was. A
+    /// write failure is logged once and the record is still kept in memory.
+    fn persist(&mut self, id: &str, rec: &impl Serialize) -> bool {
+        if !self.seen.insert(id.to_string()) {
             return false;
         }
         if let Some(path) = &self.path
-            && let Err(e) = append(path, &rec)
+            && let Err(e) = append(path, rec)
             && !self.failed
         {
             self.failed = true;
             tracing::warn!(path = %path.display(), error = %e, "cannot write the history file");
-        }
-        self.recent.push_back(rec);
-        if self.recent.len() > RECENT {
-            self.recent.pop_front();
         }
         true
     }
@@ -364,6 +360,14 @@ impl HistoryLog {
     /// Recent records, oldest first.
     pub fn recent(&self) -> Vec<EvictionRecord> {
         self.recent.iter().cloned().collect()
+    }
+}
+
+/// Keeps the newest [`RECENT`] records.
+fn push_recent<T>(recent: &mut VecDeque<T>, rec: T) {
+    recent.push_back(rec);
+    if recent.len() > RECENT {
+        recent.pop_front();
     }
 }
 

@@ -140,6 +140,9 @@ pub struct SourceHandle {
     tasks: Vec<JoinHandle<()>>,
     /// The Kueue API version being watched (`v1beta2` or `v1beta1`).
     pub kueue_version: String,
+    /// Why Kueue's configuration was not read (missing, forbidden, …), for commands
+    /// that print warnings; empty when it was read or not asked for.
+    pub kueue_config_notes: Vec<String>,
 }
 
 impl Drop for SourceHandle {
@@ -234,27 +237,34 @@ impl SourceHandle {
     }
 }
 
-/// Kueue's configuration for [`start`]: `None` (Kueue's defaults) when the ConfigMap is
-/// missing, unreadable or the server does not answer within 10 s; each such case is
-/// logged, and the Health view's `kueue-configuration` finding says defaults apply.
-async fn read_kueue_config(client: &Client) -> Option<crate::model::kueue_config::KueueConfig> {
+/// Kueue's configuration for [`start`], and what to say about it: `None` (Kueue's
+/// defaults) with a note when the ConfigMap is missing, unreadable or the server does
+/// not answer within 10 s. An unreachable server gets no note: the sync reports it.
+async fn read_kueue_config(
+    client: &Client,
+) -> (Option<crate::model::kueue_config::KueueConfig>, Vec<String>) {
     let read = kueue_config::fetch(client.clone());
-    match tokio::time::timeout(Duration::from_secs(10), read).await {
-        Ok(Ok((cfg, notes))) => {
-            for n in notes {
-                tracing::warn!(target: "gangplank::source", "{n}; Kueue's defaults apply");
-            }
-            cfg
-        }
-        Ok(Err(e)) => {
-            tracing::warn!(target: "gangplank::source", "{e:#}; Kueue's defaults apply");
-            None
-        }
-        Err(_) => {
-            tracing::warn!(target: "gangplank::source", "Kueue's ConfigMap: no answer in 10 s; Kueue's defaults apply");
-            None
-        }
+    let (cfg, notes) = match tokio::time::timeout(Duration::from_secs(10), read).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) if unreachable(&e) => (None, Vec::new()),
+        Ok(Err(e)) => (None, vec![format!("{e:#}; Kueue's defaults apply")]),
+        Err(_) => (
+            None,
+            vec!["Kueue's ConfigMap: no answer in 10 s; Kueue's defaults apply".to_string()],
+        ),
+    };
+    for n in &notes {
+        tracing::warn!(target: "gangplank::source", "{n}");
     }
+    (cfg, notes)
+}
+
+/// Whether `err` is a connection that could not be made ([`watch::unreachable_cause`]).
+pub fn unreachable(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<kube::Error>()
+            .is_some_and(|k| watch::unreachable_cause(k).is_some())
+    })
 }
 
 /// Which Kueue version the cluster serves: v1beta2 preferred, else v1beta1.
@@ -306,8 +316,11 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
         opts.namespace.clone(),
         HistoryLog::open(opts.history_file.clone()),
     );
+    let mut kueue_config_notes = Vec::new();
     if opts.read_kueue_config {
-        store.set_kueue_config(read_kueue_config(&client).await);
+        let (cfg, notes) = read_kueue_config(&client).await;
+        store.set_kueue_config(cfg);
+        kueue_config_notes = notes;
     }
     let (stx, srx) = chan::channel(Arc::new(Snapshot::empty(opts.namespace.clone())));
     let publish = store::PublishOptions {
@@ -347,5 +360,6 @@ pub async fn start(client: Client, opts: SourceOptions) -> SourceHandle {
         cancel,
         tasks,
         kueue_version: version,
+        kueue_config_notes,
     }
 }
