@@ -97,7 +97,7 @@ pub enum Command {
     Sim(SimArgs),
     /// Play a scenario headless in virtual time and report what happened.
     Simulate(SimulateArgs),
-    /// Show the console's configuration (see docs/console.md).
+    /// Show the console's configuration (see docs/console.md), or with --cluster Kueue's (docs/engine.md).
     Config(ConfigArgs),
     /// Serve the console read-only over SSH to many viewers from one set of watches.
     ServeSsh(ServeSshArgs),
