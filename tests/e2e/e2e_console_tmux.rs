@@ -50,7 +50,15 @@ fn similar_long_names_are_distinguishable_and_details_scroll_at_80x24() {
     tmux.send(&["/"]);
     tmux.send(&["-l", "run-b2"]);
     tmux.send(&["Enter"]);
-    tmux.wait_for("the filter", 10, |s| rows_with(s, "run-b2").len() == 1);
+    // Table rows only: the tab line shows `filter: run-b2` too.
+    tmux.wait_for("the filter", 10, |s| {
+        let rows = |needle: &str| {
+            s.lines()
+                .filter(|l| l.starts_with('│') && l.contains(needle))
+                .count()
+        };
+        rows("run-b2") == 1 && rows("run-a1") == 0
+    });
     tmux.send(&["Enter"]);
     let first = tmux.wait_for("the details, scrollable", 10, |s| {
         s.contains("lines 1–") && s.contains("speech-recognition-llama-finetune-run-b2")
