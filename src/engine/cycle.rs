@@ -80,6 +80,10 @@ fn nominate(
     reclaimable: &BTreeMap<String, i32>,
     base: &PreemptionCtx<'_>,
 ) -> (Assignment, Vec<Target>) {
+    // classical searches only: fair sharing's also leave notes behind
+    if !st.fair.enabled {
+        st.search_memo = Some(Vec::new());
+    }
     let a = flavor::assign(st, cq, pod_sets, reclaimable, base);
     let targets = if a.mode == Mode::Preempt {
         let ctx = PreemptionCtx {
@@ -91,6 +95,7 @@ fn nominate(
     } else {
         Vec::new()
     };
+    st.search_memo = None;
     (a, targets)
 }
 

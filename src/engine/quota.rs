@@ -232,13 +232,13 @@ impl QuotaTree {
 
     /// Path from the node's parent up to the root.
     pub fn ancestors(&self, n: NodeId) -> Vec<NodeId> {
-        let mut out = Vec::new();
-        let mut cur = self.nodes[n].parent;
-        while let Some(p) = cur {
-            out.push(p);
-            cur = self.nodes[p].parent;
-        }
-        out
+        self.ancestors_iter(n).collect()
+    }
+
+    /// [`QuotaTree::ancestors`] without allocating (the preemption search walks it per
+    /// candidate).
+    pub fn ancestors_iter(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        std::iter::successors(self.nodes[n].parent, |&p| self.nodes[p].parent)
     }
 
     pub fn root(&self, n: NodeId) -> NodeId {
@@ -264,7 +264,7 @@ impl QuotaTree {
         }
         let mut remaining = val - node.local_available(fr);
         let mut tracking = cq;
-        for p in self.ancestors(cq) {
+        for p in self.ancestors_iter(cq) {
             tracking = p;
             if !self.nodes[p].borrowing_with(fr, remaining) {
                 return (self.nodes[p].height, self.nodes[p].parent.is_some());

@@ -170,6 +170,11 @@ pub struct EngineState<'a> {
     /// ClusterQueue's admitted workloads in Kueue's candidate order, walked lazily by
     /// each preemptor's search. `None` otherwise.
     pub cand_order: Option<super::preemption::candidates::CandOrder>,
+    /// While one head is nominated: the classical searches already run for it (the
+    /// flavor assigner's oracle, then the search for the chosen flavors), so the final
+    /// search reuses an oracle's result when its inputs are the same. The snapshot does
+    /// not change in between (every search restores it).
+    pub search_memo: Option<Vec<super::preemption::search::MemoEntry>>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -459,6 +464,7 @@ impl<'a> EngineState<'a> {
             reserved: Vec::new(),
             steps: std::cell::Cell::new(0),
             cand_order: None,
+            search_memo: None,
         }
     }
 

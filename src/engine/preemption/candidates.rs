@@ -286,7 +286,7 @@ pub fn sources(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Source> {
     }
     let (mut advantage, mut remaining) = st.tree.quantities_fit_in_quota(me, &ctx.usage);
     let mut previous: Option<NodeId> = None;
-    for root in st.tree.ancestors(me) {
+    for root in st.tree.ancestors_iter(me) {
         let class = if advantage {
             Class::Hierarchy
         } else {

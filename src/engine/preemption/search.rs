@@ -28,6 +28,19 @@ pub(crate) fn workload_fits(
     })
 }
 
+/// `candidateIsValid`, and when not, whether every later candidate of the same
+/// ClusterQueue is invalid too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Validity {
+    Valid,
+    /// This candidate only (a `ReclaimWithoutBorrowing` one in the borrowing attempt).
+    Invalid,
+    /// Its ClusterQueue, or a cohort below the lowest common ancestor, is within nominal.
+    /// An attempt only removes usage, so it stays within nominal for the rest of the
+    /// attempt and the source's remaining candidates are invalid as well.
+    SourceWithinNominal,
+}
+
 /// `candidateIsValid`: other-CQ candidates stay valid only while their CQ, and every
 /// cohort up to the lowest common ancestor, is still above nominal.
 fn candidate_valid(
@@ -35,26 +48,26 @@ fn candidate_valid(
     ctx: &PreemptionCtx<'_>,
     c: &Candidate,
     borrow: bool,
-) -> bool {
+) -> Validity {
     if c.cq == ctx.cq {
-        return true;
+        return Validity::Valid;
     }
     if borrow && c.variant == Variant::ReclaimWithoutBorrowing {
-        return false;
+        return Validity::Invalid;
     }
     let node = st.cqs[c.cq].node;
     if st.tree.within_nominal(node, &ctx.frs_need) {
-        return false;
+        return Validity::SourceWithinNominal;
     }
-    for a in st.tree.ancestors(node) {
+    for a in st.tree.ancestors_iter(node) {
         if Some(a) == c.lca {
             break;
         }
         if st.tree.within_nominal(a, &ctx.frs_need) {
-            return false;
+            return Validity::SourceWithinNominal;
         }
     }
-    true
+    Validity::Valid
 }
 
 fn remove(st: &mut EngineState<'_>, wl: usize) {
@@ -88,26 +101,32 @@ pub fn restore_workloads(st: &mut EngineState<'_>, wls: &[usize]) {
 /// of its ClusterQueues' lists in the cycle's candidate order
 /// ([`candidates::CandOrder`]): a workload is classified only when the search reaches
 /// it. The order is total (ties fall back to the unique `namespace/name`), so the
-/// sequence is exactly the fully sorted one.
+/// sequence is exactly the fully sorted one. One list is walked by one attempt; the
+/// search clones the fresh list for its second attempt.
+#[derive(Clone)]
 pub struct CandidateList {
     cursors: Vec<Cursor>,
     parts: [Part; 6],
     /// The part being emitted.
     part: usize,
-    /// Candidates emitted so far, in order (the search walks the list once per attempt).
-    produced: Vec<Candidate>,
+    /// Per source (`Cursor::src_id`): its remaining candidates are known to be invalid
+    /// for this attempt ([`Validity::SourceWithinNominal`]), so they are dropped unread.
+    dead: Vec<bool>,
     pub no_other_cq: bool,
     pub no_hierarchy: bool,
 }
 
+#[derive(Clone)]
 struct Cursor {
     src: Source,
+    /// Index of `src` in the list's sources (both cursors of a source share it).
+    src_id: usize,
     /// Next position in `per_cq[src.cq][..end]`, not classified yet.
     pos: usize,
     end: usize,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Part {
     cursors: Vec<usize>,
     /// Min-heap of (rank of the cursor's next workload, cursor). A cursor's next
@@ -122,15 +141,16 @@ struct Part {
 impl CandidateList {
     fn new(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
         let order = st.cand_order.as_ref().expect("candidate order built");
+        let sources = candidates::sources(st, ctx);
         let mut list = CandidateList {
             cursors: Vec::new(),
             parts: Default::default(),
             part: 0,
-            produced: Vec::new(),
+            dead: vec![false; sources.len()],
             no_other_cq: false,
             no_hierarchy: false,
         };
-        for src in candidates::sources(st, ctx) {
+        for (src_id, src) in sources.into_iter().enumerate() {
             let len = order.per_cq[src.cq].len();
             let split = order.evicted[src.cq];
             let base = match src.class {
@@ -141,7 +161,12 @@ impl CandidateList {
             for (part, (pos, end)) in [(base, (0, split)), (base + 3, (split, len))] {
                 if pos < end {
                     list.parts[part].cursors.push(list.cursors.len());
-                    list.cursors.push(Cursor { src, pos, end });
+                    list.cursors.push(Cursor {
+                        src,
+                        src_id,
+                        pos,
+                        end,
+                    });
                 }
             }
         }
@@ -190,6 +215,10 @@ impl CandidateList {
         loop {
             let &Reverse((_, c)) = self.parts[p].heap.peek()?;
             let cur = &self.cursors[c];
+            if self.dead[cur.src_id] {
+                self.parts[p].heap.pop();
+                continue;
+            }
             let wl = order.per_cq[cur.src.cq][cur.pos];
             match candidates::check(st, ctx, &cur.src, wl) {
                 Verdict::Take(cand) => {
@@ -207,18 +236,24 @@ impl CandidateList {
         }
     }
 
+    fn empty() -> CandidateList {
+        CandidateList {
+            cursors: Vec::new(),
+            parts: Default::default(),
+            part: 0,
+            dead: Vec::new(),
+            no_other_cq: true,
+            no_hierarchy: true,
+        }
+    }
+
     pub fn is_empty(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> bool {
         (0..self.parts.len()).all(|p| self.top(st, ctx, p).is_none())
     }
 
-    /// The `i`-th candidate in Kueue's order.
-    pub fn get(
-        &mut self,
-        st: &EngineState<'_>,
-        ctx: &PreemptionCtx<'_>,
-        i: usize,
-    ) -> Option<Candidate> {
-        while self.produced.len() <= i {
+    /// The next candidate in Kueue's order, with its source's id.
+    fn next(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Option<(Candidate, usize)> {
+        loop {
             if self.part >= self.parts.len() {
                 return None;
             }
@@ -231,10 +266,19 @@ impl CandidateList {
                 unreachable!("a top candidate is queued")
             };
             self.parts[p].top = None;
-            self.produced.push(cand);
+            let src_id = self.cursors[c].src_id;
+            if self.dead[src_id] {
+                // classified before its source was found within nominal
+                continue;
+            }
             self.step_past(st, p, c);
+            return Some((cand, src_id));
         }
-        Some(self.produced[i])
+    }
+
+    /// Drops the remaining candidates of a source for this attempt.
+    fn kill(&mut self, src_id: usize) {
+        self.dead[src_id] = true;
     }
 }
 
@@ -256,6 +300,22 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     if st.fair.enabled {
         return crate::engine::fair::get_targets(st, ctx);
     }
+    let key = MemoEntry {
+        cq: ctx.cq,
+        preemptor: ctx.preemptor,
+        priority: ctx.priority,
+        queue_ts: ctx.queue_ts,
+        usage: ctx.usage.clone(),
+        frs_need: ctx.frs_need.clone(),
+        targets: Vec::new(),
+    };
+    if let Some(hit) = st
+        .search_memo
+        .as_ref()
+        .and_then(|m| m.iter().find(|e| e.same_search(&key)))
+    {
+        return hit.targets.clone();
+    }
     // outside a cycle's nomination (what-if proposals) the order is built for this call
     let built = st.cand_order.is_none();
     if built {
@@ -265,30 +325,65 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     if built {
         st.cand_order = None;
     }
+    if let Some(memo) = st.search_memo.as_mut() {
+        memo.push(MemoEntry {
+            targets: targets.clone(),
+            ..key
+        });
+    }
     targets
 }
 
+/// One classical search of the head being nominated ([`EngineState::search_memo`]):
+/// its inputs (the policy is the ClusterQueue's) and result.
+#[derive(Clone, Debug)]
+pub struct MemoEntry {
+    cq: usize,
+    preemptor: Option<usize>,
+    priority: i32,
+    queue_ts: i64,
+    usage: Vec<(FrId, i128)>,
+    frs_need: Vec<FrId>,
+    targets: Vec<Target>,
+}
+
+impl MemoEntry {
+    fn same_search(&self, o: &MemoEntry) -> bool {
+        (self.cq, self.preemptor, self.priority, self.queue_ts)
+            == (o.cq, o.preemptor, o.priority, o.queue_ts)
+            && self.usage == o.usage
+            && self.frs_need == o.frs_need
+    }
+}
+
 fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Target> {
-    let mut list = ordered_candidates(st, ctx);
-    if list.is_empty(st, ctx) {
+    let mut fresh = ordered_candidates(st, ctx);
+    if fresh.is_empty(st, ctx) {
         return Vec::new();
     }
     let forbidden = ctx.policy.borrow_within_cohort.policy == BorrowWithinCohortPolicy::Never;
-    let attempts: &[bool] = if list.no_other_cq || (forbidden && !under_nominal(st, ctx)) {
+    let attempts: &[bool] = if fresh.no_other_cq || (forbidden && !under_nominal(st, ctx)) {
         &[true]
-    } else if forbidden && list.no_hierarchy {
+    } else if forbidden && fresh.no_hierarchy {
         &[false, true]
     } else {
         &[true, false]
     };
-    for &allow_borrowing in attempts {
+    for (n, &allow_borrowing) in attempts.iter().enumerate() {
+        let mut list = if n + 1 == attempts.len() {
+            std::mem::replace(&mut fresh, CandidateList::empty())
+        } else {
+            fresh.clone()
+        };
         let mut targets: Vec<Target> = Vec::new();
-        let mut next = 0;
-        while let Some(c) = list.get(st, ctx, next) {
-            next += 1;
-            let c = &c;
-            if !candidate_valid(st, ctx, c, allow_borrowing) {
-                continue;
+        while let Some((c, src_id)) = list.next(st, ctx) {
+            match candidate_valid(st, ctx, &c, allow_borrowing) {
+                Validity::Valid => {}
+                Validity::Invalid => continue,
+                Validity::SourceWithinNominal => {
+                    list.kill(src_id);
+                    continue;
+                }
             }
             remove(st, c.wl);
             targets.push(Target {
