@@ -2,7 +2,9 @@
 
 use crate::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 
-use super::super::quota::NodeId;
+use std::collections::HashMap;
+
+use super::super::quota::{FrId, NodeId};
 use super::super::state::{CqIdx, EngineState, WlIdx};
 use super::{PreemptionCtx, PreemptionReason};
 
@@ -131,6 +133,56 @@ pub struct CandOrder {
     pub per_cq: Vec<Vec<WlIdx>>,
     /// Per ClusterQueue: how many of `per_cq` are evicted (they come first).
     pub evicted: Vec<usize>,
+    /// Every admitted workload in rank order.
+    pub global: Vec<WlIdx>,
+    /// Per set of contested (flavor, resource) pairs: [`CohortLists`], built on first use.
+    pub cohort_lists: Vec<(Vec<FrId>, CohortLists)>,
+}
+
+/// For one set of contested (flavor, resource) pairs F, per cohort C: the admitted
+/// workloads using F of the ClusterQueues that `collectCandidatesInSubtree(C)` visits
+/// (the ClusterQueues above nominal in F, reached through cohorts above nominal in F),
+/// in rank order (evicted ones first). A preemptor's candidates from one level of its
+/// cohort tree are this list minus its own ClusterQueue and the subtree it came from, so
+/// a search reads a prefix of a few lists instead of visiting every ClusterQueue of the
+/// tree.
+#[derive(Clone, Debug, Default)]
+pub struct CohortLists {
+    pub by_cohort: HashMap<NodeId, CohortList>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct CohortList {
+    pub wls: Vec<WlIdx>,
+    /// How many of `wls` are evicted (they come first).
+    pub evicted: usize,
+}
+
+impl CohortLists {
+    fn build(st: &EngineState<'_>, order: &[WlIdx], frs: &[FrId]) -> CohortLists {
+        let mut out = CohortLists::default();
+        for &w in order {
+            if !st.usage_of(w).iter().any(|(fr, _)| frs.contains(fr)) {
+                continue;
+            }
+            let Some(cq) = st.wls[w].cq else { continue };
+            let mut node = st.cqs[cq].node;
+            if st.tree.within_nominal(node, frs) {
+                continue;
+            }
+            while let Some(parent) = st.tree.nodes[node].parent {
+                let list = out.by_cohort.entry(parent).or_default();
+                list.wls.push(w);
+                list.evicted += usize::from(st.wls[w].evicted);
+                // a cohort within nominal is not descended into from above
+                if st.tree.within_nominal(parent, frs) {
+                    break;
+                }
+                node = parent;
+            }
+        }
+        out
+    }
 }
 
 impl CandOrder {
@@ -154,6 +206,7 @@ impl CandOrder {
                 .then_with(|| super::super::state::key_cmp(st.wls[a].wl, st.wls[b].wl))
                 .then(a.cmp(&b))
         });
+        let global: Vec<WlIdx> = all.iter().map(|&(_, w)| w).collect();
         let mut rank = vec![u32::MAX; st.wls.len()];
         let mut per_cq: Vec<Vec<WlIdx>> = vec![Vec::new(); st.cqs.len()];
         let mut evicted = vec![0; st.cqs.len()];
@@ -166,7 +219,21 @@ impl CandOrder {
             rank,
             per_cq,
             evicted,
+            global,
+            cohort_lists: Vec::new(),
         }
+    }
+
+    /// Index of F's [`CohortLists`] in `cohort_lists`, built if needed.
+    pub fn lists_for(st: &mut EngineState<'_>, frs: &[FrId]) -> usize {
+        let order = st.cand_order.as_ref().expect("candidate order built");
+        if let Some(i) = order.cohort_lists.iter().position(|(f, _)| f == frs) {
+            return i;
+        }
+        let lists = CohortLists::build(st, &order.global, frs);
+        let order = st.cand_order.as_mut().expect("candidate order built");
+        order.cohort_lists.push((frs.to_vec(), lists));
+        order.cohort_lists.len() - 1
     }
 }
 
@@ -233,51 +300,21 @@ pub fn check(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, src: &Source, wl: Wl
     }
 }
 
-/// Visits `current`'s subtree, skipping `skip` and subtrees within nominal.
-fn in_subtree(
-    st: &EngineState<'_>,
-    ctx: &PreemptionCtx<'_>,
-    current: NodeId,
-    subtree_root: NodeId,
-    skip: Option<NodeId>,
-    (advantage, class): (bool, Class),
-    out: &mut Vec<Source>,
-) {
-    let node = &st.tree.nodes[current];
-    for &child in &node.child_cohorts {
-        if Some(child) == skip || st.tree.within_nominal(child, &ctx.frs_need) {
-            continue;
-        }
-        in_subtree(st, ctx, child, subtree_root, skip, (advantage, class), out);
-    }
-    let me = st.cqs[ctx.cq].node;
-    for &child in &node.child_cqs {
-        if child == me || st.tree.within_nominal(child, &ctx.frs_need) {
-            continue;
-        }
-        let cq = st.node_cq[child].expect("cq node");
-        out.push(Source {
-            cq,
-            lca: Some(subtree_root),
-            advantage,
-            class,
-        });
-    }
+/// One level of the preemptor's cohort tree (`collectCandidatesInSubtree` of an
+/// ancestor `root`, skipping the subtree `skip` the walk came from): its candidates are
+/// the [`CohortList`] of `root` minus the preemptor's ClusterQueue and `skip`'s subtree.
+#[derive(Clone, Copy, Debug)]
+pub struct Level {
+    pub root: NodeId,
+    pub skip: Option<NodeId>,
+    pub advantage: bool,
+    pub class: Class,
 }
 
-/// The ClusterQueues whose admitted workloads are candidates (same ClusterQueue,
-/// hierarchy, priority; `collectCandidatesInSubtree` and its callers): the workloads
-/// themselves are classified lazily by [`next_of`].
-pub fn sources(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Source> {
+/// The levels of the preemptor's cohort tree whose ClusterQueues hold candidates
+/// (hierarchy or priority class), lowest first; empty when the preemptor cannot reclaim.
+pub fn levels(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Level> {
     let mut out = Vec::new();
-    if ctx.policy.within_cluster_queue != WithinClusterQueue::Never {
-        out.push(Source {
-            cq: ctx.cq,
-            lca: None,
-            advantage: false,
-            class: Class::SameCq,
-        });
-    }
     let me = st.cqs[ctx.cq].node;
     if st.tree.nodes[me].parent.is_none()
         || ctx.policy.reclaim_within_cohort == ReclaimWithinCohort::Never
@@ -292,7 +329,12 @@ pub fn sources(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Source> {
         } else {
             Class::Priority
         };
-        in_subtree(st, ctx, root, root, previous, (advantage, class), &mut out);
+        out.push(Level {
+            root,
+            skip: previous,
+            advantage,
+            class,
+        });
         let (fits, rem) = st.tree.quantities_fit_in_quota(root, &remaining);
         remaining = rem;
         advantage = advantage || fits;

@@ -6,10 +6,11 @@ use crate::model::BorrowWithinCohortPolicy;
 
 use super::super::quota::FrId;
 use super::super::state::EngineState;
-use super::candidates::{self, CandOrder, Candidate, Class, Source, Variant, Verdict};
+use super::super::quota::NodeId;
+use super::super::state::{CqIdx, WlIdx};
+use super::candidates::{self, CandOrder, Candidate, Class, Level, Source, Variant, Verdict};
+use crate::model::WithinClusterQueue;
 use super::{PreemptionCtx, Target};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// `workloadFits`: every fr of the preemptor's request is available, and (unless
 /// borrowing is allowed) the preemptor's ClusterQueue would not borrow.
@@ -98,76 +99,92 @@ pub fn restore_workloads(st: &mut EngineState<'_>, wls: &[usize]) {
 /// In a large cohort tree a preemptor has thousands of candidates, and collecting them
 /// for every head of every cycle dominated the plan. So each of the six parts (evicted
 /// then not-evicted; hierarchy, priority, same-ClusterQueue candidates) is a lazy merge
-/// of its ClusterQueues' lists in the cycle's candidate order
-/// ([`candidates::CandOrder`]): a workload is classified only when the search reaches
-/// it. The order is total (ties fall back to the unique `namespace/name`), so the
-/// sequence is exactly the fully sorted one. One list is walked by one attempt; the
-/// search clones the fresh list for its second attempt.
+/// of a few streams already in the cycle's candidate order ([`candidates::CandOrder`]):
+/// the preemptor's own ClusterQueue, and per level of its cohort tree the level's
+/// [`candidates::CohortList`]. A workload is classified only when its stream reaches it.
+/// The order is total (ties fall back to the unique `namespace/name`), so the sequence is
+/// exactly the fully sorted one. One list is walked by one attempt; the search clones
+/// the fresh list for its second attempt.
 #[derive(Clone)]
 pub struct CandidateList {
-    cursors: Vec<Cursor>,
-    parts: [Part; 6],
+    streams: Vec<Stream>,
+    parts: [Vec<usize>; 6],
     /// The part being emitted.
     part: usize,
-    /// Per source (`Cursor::src_id`): its remaining candidates are known to be invalid
-    /// for this attempt ([`Validity::SourceWithinNominal`]), so they are dropped unread.
-    dead: Vec<bool>,
+    /// ClusterQueues whose remaining candidates are known to be invalid for this attempt
+    /// ([`Validity::SourceWithinNominal`]): dropped unread.
+    dead: Vec<CqIdx>,
     pub no_other_cq: bool,
     pub no_hierarchy: bool,
 }
 
-#[derive(Clone)]
-struct Cursor {
-    src: Source,
-    /// Index of `src` in the list's sources (both cursors of a source share it).
-    src_id: usize,
-    /// Next position in `per_cq[src.cq][..end]`, not classified yet.
-    pos: usize,
-    end: usize,
+#[derive(Clone, Copy)]
+enum StreamList {
+    /// `per_cq` of the preemptor's ClusterQueue.
+    OwnCq,
+    /// The cohort list of a level (index into `cohort_lists`, cohort).
+    Cohort(usize, NodeId),
 }
 
-#[derive(Clone, Default)]
-struct Part {
-    cursors: Vec<usize>,
-    /// Min-heap of (rank of the cursor's next workload, cursor). A cursor's next
-    /// workload is classified only when it reaches the top: the ranks of the others are
-    /// lower bounds of their next candidates, so a candidate at the top is the smallest.
-    heap: BinaryHeap<Reverse<(u32, usize)>>,
-    /// The top of `heap`, classified as a candidate.
-    top: Option<Candidate>,
-    ready: bool,
+#[derive(Clone)]
+struct Stream {
+    list: StreamList,
+    level: Option<Level>,
+    /// Next position in the list, not classified yet (or the classified `head`).
+    pos: usize,
+    end: usize,
+    /// The candidate at `pos`, classified.
+    head: Option<Candidate>,
 }
 
 impl CandidateList {
-    fn new(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
+    fn new(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
+        let levels = candidates::levels(st, ctx);
+        let lists = if levels.is_empty() {
+            None
+        } else {
+            Some(CandOrder::lists_for(st, &ctx.frs_need))
+        };
+        let st: &EngineState<'_> = st;
         let order = st.cand_order.as_ref().expect("candidate order built");
-        let sources = candidates::sources(st, ctx);
         let mut list = CandidateList {
-            cursors: Vec::new(),
+            streams: Vec::new(),
             parts: Default::default(),
             part: 0,
-            dead: vec![false; sources.len()],
+            dead: Vec::new(),
             no_other_cq: false,
             no_hierarchy: false,
         };
-        for (src_id, src) in sources.into_iter().enumerate() {
-            let len = order.per_cq[src.cq].len();
-            let split = order.evicted[src.cq];
-            let base = match src.class {
-                Class::Hierarchy => 0,
-                Class::Priority => 1,
-                Class::SameCq => 2,
-            };
+        let add = |list: &mut CandidateList, base: usize, sl, level, split, len| {
             for (part, (pos, end)) in [(base, (0, split)), (base + 3, (split, len))] {
                 if pos < end {
-                    list.parts[part].cursors.push(list.cursors.len());
-                    list.cursors.push(Cursor {
-                        src,
-                        src_id,
+                    list.parts[part].push(list.streams.len());
+                    list.streams.push(Stream {
+                        list: sl,
+                        level,
                         pos,
                         end,
+                        head: None,
                     });
                 }
+            }
+        };
+        if ctx.policy.within_cluster_queue != WithinClusterQueue::Never {
+            let (split, len) = (order.evicted[ctx.cq], order.per_cq[ctx.cq].len());
+            add(&mut list, 2, StreamList::OwnCq, None, split, len);
+        }
+        if let Some(li) = lists {
+            let by_cohort = &order.cohort_lists[li].1.by_cohort;
+            for level in levels {
+                let Some(cl) = by_cohort.get(&level.root) else {
+                    continue;
+                };
+                let base = match level.class {
+                    Class::Hierarchy => 0,
+                    _ => 1,
+                };
+                let sl = StreamList::Cohort(li, level.root);
+                add(&mut list, base, sl, Some(level), cl.evicted, cl.wls.len());
             }
         }
         let empty = |l: &mut CandidateList, p: usize| l.top(st, ctx, p).is_none();
@@ -176,69 +193,97 @@ impl CandidateList {
         list
     }
 
-    fn rank(st: &EngineState<'_>, cur: &Cursor) -> u32 {
-        let order = st.cand_order.as_ref().expect("candidate order built");
-        order.rank[order.per_cq[cur.src.cq][cur.pos]]
-    }
-
-    /// Moves cursor `c` past its next workload and queues it again in `part` if it has
-    /// more.
-    fn step_past(&mut self, st: &EngineState<'_>, part: usize, c: usize) {
-        let cur = &mut self.cursors[c];
-        cur.pos += 1;
-        if cur.pos < cur.end {
-            let r = Self::rank(st, cur);
-            self.parts[part].heap.push(Reverse((r, c)));
+    fn entries<'o>(order: &'o CandOrder, ctx: &PreemptionCtx<'_>, sl: StreamList) -> &'o [WlIdx] {
+        match sl {
+            StreamList::OwnCq => &order.per_cq[ctx.cq],
+            StreamList::Cohort(li, root) => &order.cohort_lists[li].1.by_cohort[&root].wls,
         }
     }
 
-    /// The smallest candidate of part `p` (it stays queued).
-    fn top(
+    /// Classifies stream `s`'s next workloads until one is a candidate (kept as its
+    /// head) or the stream ends.
+    fn fill(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, s: usize) -> Option<Candidate> {
+        let order = st.cand_order.as_ref().expect("candidate order built");
+        let stream = &mut self.streams[s];
+        if let Some(h) = stream.head {
+            if !self.dead.contains(&h.cq) {
+                return Some(h);
+            }
+            stream.head = None;
+            stream.pos += 1;
+        }
+        let entries = Self::entries(order, ctx, stream.list);
+        while stream.pos < stream.end {
+            let wl = entries[stream.pos];
+            let src = match stream.level {
+                None => Source {
+                    cq: ctx.cq,
+                    lca: None,
+                    advantage: false,
+                    class: Class::SameCq,
+                },
+                Some(level) => {
+                    let cq = st.wls[wl].cq.expect("admitted has cq");
+                    let node = st.cqs[cq].node;
+                    let skipped = cq == ctx.cq
+                        || self.dead.contains(&cq)
+                        || level
+                            .skip
+                            .is_some_and(|skip| st.tree.ancestors_iter(node).any(|a| a == skip));
+                    if skipped {
+                        stream.pos += 1;
+                        continue;
+                    }
+                    Source {
+                        cq,
+                        lca: Some(level.root),
+                        advantage: level.advantage,
+                        class: level.class,
+                    }
+                }
+            };
+            match candidates::check(st, ctx, &src, wl) {
+                Verdict::Take(cand) => {
+                    stream.head = Some(cand);
+                    return Some(cand);
+                }
+                Verdict::Skip => stream.pos += 1,
+                // lists ascend in priority within a segment and every ClusterQueue of a
+                // level has the same bound: nothing after it is a candidate
+                Verdict::Stop => stream.pos = stream.end,
+            }
+        }
+        None
+    }
+
+    /// The smallest candidate of part `p` and its stream (it stays queued).
+    fn top_stream(
         &mut self,
         st: &EngineState<'_>,
         ctx: &PreemptionCtx<'_>,
         p: usize,
-    ) -> Option<Candidate> {
-        if !self.parts[p].ready {
-            self.parts[p].ready = true;
-            let heap: Vec<_> = self.parts[p]
-                .cursors
-                .iter()
-                .map(|&c| Reverse((Self::rank(st, &self.cursors[c]), c)))
-                .collect();
-            self.parts[p].heap = BinaryHeap::from(heap);
-        }
-        if let Some(t) = self.parts[p].top {
-            return Some(t);
-        }
+    ) -> Option<(Candidate, usize)> {
         let order = st.cand_order.as_ref().expect("candidate order built");
-        loop {
-            let &Reverse((_, c)) = self.parts[p].heap.peek()?;
-            let cur = &self.cursors[c];
-            if self.dead[cur.src_id] {
-                self.parts[p].heap.pop();
-                continue;
-            }
-            let wl = order.per_cq[cur.src.cq][cur.pos];
-            match candidates::check(st, ctx, &cur.src, wl) {
-                Verdict::Take(cand) => {
-                    self.parts[p].top = Some(cand);
-                    return Some(cand);
-                }
-                Verdict::Skip => {
-                    self.parts[p].heap.pop();
-                    self.step_past(st, p, c);
-                }
-                Verdict::Stop => {
-                    self.parts[p].heap.pop();
+        let mut best: Option<(u32, Candidate, usize)> = None;
+        for i in 0..self.parts[p].len() {
+            let s = self.parts[p][i];
+            if let Some(c) = self.fill(st, ctx, s) {
+                let r = order.rank[c.wl];
+                if best.is_none_or(|(b, _, _)| r < b) {
+                    best = Some((r, c, s));
                 }
             }
         }
+        best.map(|(_, c, s)| (c, s))
+    }
+
+    fn top(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, p: usize) -> Option<Candidate> {
+        self.top_stream(st, ctx, p).map(|(c, _)| c)
     }
 
     fn empty() -> CandidateList {
         CandidateList {
-            cursors: Vec::new(),
+            streams: Vec::new(),
             parts: Default::default(),
             part: 0,
             dead: Vec::new(),
@@ -251,38 +296,31 @@ impl CandidateList {
         (0..self.parts.len()).all(|p| self.top(st, ctx, p).is_none())
     }
 
-    /// The next candidate in Kueue's order, with its source's id.
-    fn next(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Option<(Candidate, usize)> {
-        loop {
-            if self.part >= self.parts.len() {
-                return None;
-            }
+    /// The next candidate in Kueue's order.
+    fn next(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Option<Candidate> {
+        while self.part < self.parts.len() {
             let p = self.part;
-            let Some(cand) = self.top(st, ctx, p) else {
+            let Some((cand, s)) = self.top_stream(st, ctx, p) else {
                 self.part += 1;
                 continue;
             };
-            let Some(Reverse((_, c))) = self.parts[p].heap.pop() else {
-                unreachable!("a top candidate is queued")
-            };
-            self.parts[p].top = None;
-            let src_id = self.cursors[c].src_id;
-            if self.dead[src_id] {
-                // classified before its source was found within nominal
-                continue;
-            }
-            self.step_past(st, p, c);
-            return Some((cand, src_id));
+            let stream = &mut self.streams[s];
+            stream.head = None;
+            stream.pos += 1;
+            return Some(cand);
         }
+        None
     }
 
-    /// Drops the remaining candidates of a source for this attempt.
-    fn kill(&mut self, src_id: usize) {
-        self.dead[src_id] = true;
+    /// Drops the remaining candidates of a ClusterQueue for this attempt.
+    fn kill(&mut self, cq: CqIdx) {
+        if !self.dead.contains(&cq) {
+            self.dead.push(cq);
+        }
     }
 }
 
-pub fn ordered_candidates(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
+pub fn ordered_candidates(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> CandidateList {
     CandidateList::new(st, ctx)
 }
 
@@ -376,12 +414,12 @@ fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<T
             fresh.clone()
         };
         let mut targets: Vec<Target> = Vec::new();
-        while let Some((c, src_id)) = list.next(st, ctx) {
+        while let Some(c) = list.next(st, ctx) {
             match candidate_valid(st, ctx, &c, allow_borrowing) {
                 Validity::Valid => {}
                 Validity::Invalid => continue,
                 Validity::SourceWithinNominal => {
-                    list.kill(src_id);
+                    list.kill(c.cq);
                     continue;
                 }
             }
