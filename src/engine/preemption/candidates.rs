@@ -2,8 +2,6 @@
 
 use crate::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 
-use std::collections::HashMap;
-
 use super::super::quota::{FrId, NodeId};
 use super::super::state::{CqIdx, EngineState, WlIdx};
 use super::{PreemptionCtx, PreemptionReason};
@@ -148,7 +146,8 @@ pub struct CandOrder {
 /// tree.
 #[derive(Clone, Debug, Default)]
 pub struct CohortLists {
-    pub by_cohort: HashMap<NodeId, CohortList>,
+    /// By node id (empty for ClusterQueues and for cohorts no list reaches).
+    pub by_cohort: Vec<CohortList>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -160,28 +159,30 @@ pub struct CohortList {
 
 impl CohortLists {
     fn build(st: &EngineState<'_>, order: &[WlIdx], frs: &[FrId]) -> CohortLists {
-        let mut out = CohortLists::default();
+        let nodes = st.tree.nodes.len();
+        let over: Vec<bool> = (0..nodes)
+            .map(|n| !st.tree.within_nominal(n, frs))
+            .collect();
+        let mut by_cohort = vec![CohortList::default(); nodes];
         for &w in order {
-            if !st.usage_of(w).iter().any(|(fr, _)| frs.contains(fr)) {
-                continue;
-            }
             let Some(cq) = st.wls[w].cq else { continue };
             let mut node = st.cqs[cq].node;
-            if st.tree.within_nominal(node, frs) {
+            if !over[node] || !st.usage_of(w).iter().any(|(fr, _)| frs.contains(fr)) {
                 continue;
             }
+            let evicted = usize::from(st.wls[w].evicted);
             while let Some(parent) = st.tree.nodes[node].parent {
-                let list = out.by_cohort.entry(parent).or_default();
+                let list = &mut by_cohort[parent];
                 list.wls.push(w);
-                list.evicted += usize::from(st.wls[w].evicted);
+                list.evicted += evicted;
                 // a cohort within nominal is not descended into from above
-                if st.tree.within_nominal(parent, frs) {
+                if !over[parent] {
                     break;
                 }
                 node = parent;
             }
         }
-        out
+        CohortLists { by_cohort }
     }
 }
 

@@ -5,12 +5,12 @@
 use crate::model::BorrowWithinCohortPolicy;
 
 use super::super::quota::FrId;
-use super::super::state::EngineState;
 use super::super::quota::NodeId;
+use super::super::state::EngineState;
 use super::super::state::{CqIdx, WlIdx};
 use super::candidates::{self, CandOrder, Candidate, Class, Level, Source, Variant, Verdict};
-use crate::model::WithinClusterQueue;
 use super::{PreemptionCtx, Target};
+use crate::model::WithinClusterQueue;
 
 /// `workloadFits`: every fr of the preemptor's request is available, and (unless
 /// borrowing is allowed) the preemptor's ClusterQueue would not borrow.
@@ -176,9 +176,7 @@ impl CandidateList {
         if let Some(li) = lists {
             let by_cohort = &order.cohort_lists[li].1.by_cohort;
             for level in levels {
-                let Some(cl) = by_cohort.get(&level.root) else {
-                    continue;
-                };
+                let cl = &by_cohort[level.root];
                 let base = match level.class {
                     Class::Hierarchy => 0,
                     _ => 1,
@@ -196,13 +194,18 @@ impl CandidateList {
     fn entries<'o>(order: &'o CandOrder, ctx: &PreemptionCtx<'_>, sl: StreamList) -> &'o [WlIdx] {
         match sl {
             StreamList::OwnCq => &order.per_cq[ctx.cq],
-            StreamList::Cohort(li, root) => &order.cohort_lists[li].1.by_cohort[&root].wls,
+            StreamList::Cohort(li, root) => &order.cohort_lists[li].1.by_cohort[root].wls,
         }
     }
 
     /// Classifies stream `s`'s next workloads until one is a candidate (kept as its
     /// head) or the stream ends.
-    fn fill(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, s: usize) -> Option<Candidate> {
+    fn fill(
+        &mut self,
+        st: &EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        s: usize,
+    ) -> Option<Candidate> {
         let order = st.cand_order.as_ref().expect("candidate order built");
         let stream = &mut self.streams[s];
         if let Some(h) = stream.head {
@@ -277,7 +280,12 @@ impl CandidateList {
         best.map(|(_, c, s)| (c, s))
     }
 
-    fn top(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, p: usize) -> Option<Candidate> {
+    fn top(
+        &mut self,
+        st: &EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        p: usize,
+    ) -> Option<Candidate> {
         self.top_stream(st, ctx, p).map(|(c, _)| c)
     }
 
