@@ -187,6 +187,33 @@ pub fn policy_note(st: &EngineState<'_>, cq: CqIdx, wl: WlIdx) -> String {
 
 /// Explanation for a head evaluated in a cycle and not admitted.
 pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
+    for_entry_with(st, e, no_candidates_why(st, e))
+}
+
+/// The one part of [`for_entry`] that reads the cycle's state rather than the entry and
+/// the specs: why a NoCandidates head found no victims (it counts the ClusterQueue's
+/// admitted workloads). A plan that lists pending workloads only after its last cycle
+/// keeps each head's last entry with this text and writes the explanation at the end.
+pub fn no_candidates_why(st: &EngineState<'_>, e: &Entry) -> Option<String> {
+    if !matches!(e.outcome, EntryOutcome::NoCandidates) {
+        return None;
+    }
+    let spec = st.cqs[e.cq].spec;
+    Some(match (&e.assignment, st.fair.enabled) {
+        (Some(a), true) if spec.preemption.reclaim_within_cohort != ReclaimWithinCohort::Never => {
+            let within = policy_note(st, e.cq, e.wl);
+            let within = within.split("; ").next().unwrap_or_default().to_string();
+            format!(
+                "{within}; {}",
+                super::fair::no_candidates_note(st, e.cq, &a.usage)
+            )
+        }
+        _ => policy_note(st, e.cq, e.wl),
+    })
+}
+
+/// [`for_entry`] with the NoCandidates text computed when the entry was evaluated.
+pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> Explanation {
     let mut ex = base(st, e.wl, Some(e.cq), PendingKind::InsufficientQuota);
     ex.evaluated = true;
     ex.condition_reason = "WaitingForQuota".to_string();
@@ -269,19 +296,7 @@ pub fn for_entry(st: &EngineState<'_>, e: &Entry) -> Explanation {
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "needs more quota".to_string());
-            let why = match (&e.assignment, st.fair.enabled) {
-                (Some(a), true)
-                    if spec.preemption.reclaim_within_cohort != ReclaimWithinCohort::Never =>
-                {
-                    let within = policy_note(st, e.cq, e.wl);
-                    let within = within.split("; ").next().unwrap_or_default().to_string();
-                    format!(
-                        "{within}; {}",
-                        super::fair::no_candidates_note(st, e.cq, &a.usage)
-                    )
-                }
-                _ => policy_note(st, e.cq, e.wl),
-            };
+            let why = why.unwrap_or_default();
             ex.reason = format!("{first}; {why}");
             ex.message = kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
         }

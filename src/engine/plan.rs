@@ -24,6 +24,10 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
     let cluster_queues = usage_report(&st);
     let mut last: LastExplanations = std::iter::repeat_with(|| None).take(st.wls.len()).collect();
     let mut rows = PendingRows::new(&st);
+    // Heads' last entries not explained yet (see `explain::no_candidates_why`); every
+    // write to `last` clears the workload's entry here.
+    let mut deferred: Vec<Option<Box<(cycle::Entry, Option<String>)>>> =
+        std::iter::repeat_with(|| None).take(st.wls.len()).collect();
     let mut cycles = Vec::new();
     let mut converged = false;
     let mut first = true;
@@ -34,7 +38,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             converged = true;
             break;
         }
-        let res = cycle::run(&mut st);
+        let mut res = cycle::run(&mut st);
         let mut out = PlanCycle::default();
         let mut touched: BTreeSet<CqIdx> = BTreeSet::new();
         for e in &res.entries {
@@ -48,6 +52,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
                 });
                 touched.insert(e.cq);
                 last[e.wl] = None;
+                deferred[e.wl] = None;
             }
         }
         out.admitted.sort_by(|a, b| a.workload.cmp(&b.workload));
@@ -60,8 +65,19 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
                 cluster_queue: st.cqs[cq].name().to_string(),
             });
         }
-        for (w, ex) in res.explanations(&st) {
-            last[w] = Some(Last::new(ex));
+        for e in std::mem::take(&mut res.entries) {
+            if matches!(e.outcome, EntryOutcome::Admitted) {
+                continue;
+            }
+            if opts.pending_in_every_cycle {
+                last[e.wl] = Some(Last::new(explain::for_entry(&st, &e)));
+            } else {
+                // explained only if still the workload's last evaluation at the end
+                let why = explain::no_candidates_why(&st, &e);
+                let w = e.wl;
+                last[w] = None;
+                deferred[w] = Some(Box::new((e, why)));
+            }
         }
 
         // between cycles: victims and externally evicted workloads release quota
@@ -80,11 +96,13 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             }
             st.release(w);
             last[w] = None;
+            deferred[w] = None;
         }
         for (t, by) in &res.victims {
             if let (WlState::Queued, Some(c)) = (&st.wls[t.wl].state, st.wls[t.wl].cq) {
                 let ex = explain::for_requeued_victim(&st, t.wl, c, *by, t.reason.as_str());
                 last[t.wl] = Some(Last::new(ex));
+                deferred[t.wl] = None;
             }
         }
         for &c in &touched {
@@ -104,6 +122,12 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             || !has_heads(&st)
             || detected_cycle.is_some();
         if opts.pending_in_every_cycle || final_cycle {
+            for (w, d) in deferred.iter_mut().enumerate() {
+                if let Some(d) = d.take() {
+                    let (e, why) = *d;
+                    last[w] = Some(Last::new(explain::for_entry_with(&st, &e, why)));
+                }
+            }
             out.pending = rows.list(&st, &last, final_cycle);
         }
         cycles.push(out);
