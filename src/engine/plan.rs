@@ -17,6 +17,9 @@ use super::output::{
 use super::pending::{Last, LastExplanations, PendingRows};
 use super::state::{CqIdx, EngineState, WlIdx, WlState};
 
+/// A head's last entry and its NoCandidates text, explained when the plan ends.
+type DeferredEntry = Box<(cycle::Entry, Option<String>)>;
+
 /// Runs the next cycle exactly as Kueue would, then following cycles until one
 /// changes nothing or `opts.max_cycles` is reached.
 pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
@@ -26,7 +29,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
     let mut rows = PendingRows::new(&st);
     // Heads' last entries not explained yet (see `explain::no_candidates_why`); every
     // write to `last` clears the workload's entry here.
-    let mut deferred: Vec<Option<Box<(cycle::Entry, Option<String>)>>> =
+    let mut deferred: Vec<Option<DeferredEntry>> =
         std::iter::repeat_with(|| None).take(st.wls.len()).collect();
     let mut cycles = Vec::new();
     let mut converged = false;
