@@ -69,6 +69,9 @@ pub struct Node {
     pub borrowing_limit: Vec<Option<i128>>,
     pub lending_limit: Vec<Option<i128>>,
     pub subtree: Vec<i128>,
+    /// `localQuota` per fr, cached by [`QuotaTree::finish`] (it depends on quotas only;
+    /// the preemption search reads it on every usage change).
+    pub local: Vec<i128>,
     pub usage: Vec<i128>,
     /// Distance to the furthest leaf (a CQ is a leaf; `getNodeHeight`).
     pub height: usize,
@@ -87,17 +90,26 @@ impl Node {
             borrowing_limit: vec![None; nfr],
             lending_limit: vec![None; nfr],
             subtree: vec![0; nfr],
+            local: vec![0; nfr],
             usage: vec![0; nfr],
             height: 0,
         }
     }
 
-    /// Guaranteed quota only visible inside this subtree (`localQuota`).
-    pub fn local_quota(&self, fr: FrId) -> i128 {
+    /// Guaranteed quota only visible inside this subtree (`localQuota`), from the
+    /// subtree quota and the lending limit.
+    fn compute_local_quota(&self, fr: FrId) -> i128 {
         match self.lending_limit[fr] {
             Some(l) => (self.subtree[fr] - l).max(0),
             None => 0,
         }
+    }
+
+    /// Guaranteed quota only visible inside this subtree (`localQuota`; cached by
+    /// [`QuotaTree::finish`]).
+    #[inline]
+    pub fn local_quota(&self, fr: FrId) -> i128 {
+        self.local[fr]
     }
 
     /// Guaranteed quota not yet used (`LocalAvailable`).
@@ -160,6 +172,10 @@ impl QuotaTree {
         }
         self.nodes[n].subtree = subtree;
         self.nodes[n].height = height;
+        let local = (0..nfr)
+            .map(|fr| self.nodes[n].compute_local_quota(fr))
+            .collect();
+        self.nodes[n].local = local;
     }
 
     /// `available`: what the node can still take, honouring borrowing limits.
@@ -197,24 +213,35 @@ impl QuotaTree {
 
     /// `addUsage`: adds to the node and bubbles the part above the guaranteed quota up.
     pub fn add_usage(&mut self, n: NodeId, fr: FrId, val: i128) {
-        let local_available = self.nodes[n].local_available(fr);
-        self.nodes[n].usage[fr] += val;
-        if let Some(p) = self.nodes[n].parent
-            && val > local_available
-        {
-            self.add_usage(p, fr, val - local_available);
+        let (mut n, mut val) = (n, val);
+        loop {
+            let node = &mut self.nodes[n];
+            let local_available = (node.local[fr] - node.usage[fr]).max(0);
+            node.usage[fr] += val;
+            match node.parent {
+                Some(p) if val > local_available => {
+                    val -= local_available;
+                    n = p;
+                }
+                _ => return,
+            }
         }
     }
 
     /// `removeUsage`: symmetric to [`QuotaTree::add_usage`].
     pub fn remove_usage(&mut self, n: NodeId, fr: FrId, val: i128) {
-        let stored_in_parent = self.nodes[n].usage[fr] - self.nodes[n].local_quota(fr);
-        self.nodes[n].usage[fr] -= val;
-        if stored_in_parent <= 0 {
-            return;
-        }
-        if let Some(p) = self.nodes[n].parent {
-            self.remove_usage(p, fr, val.min(stored_in_parent));
+        let (mut n, mut val) = (n, val);
+        loop {
+            let node = &mut self.nodes[n];
+            let stored_in_parent = node.usage[fr] - node.local[fr];
+            node.usage[fr] -= val;
+            match node.parent {
+                Some(p) if stored_in_parent > 0 => {
+                    val = val.min(stored_in_parent);
+                    n = p;
+                }
+                _ => return,
+            }
         }
     }
 
