@@ -1,35 +1,52 @@
-//! Live-source benchmark: the simulator's API server serves a generated cluster of
-//! 5,000 nodes, 100,000 pods and 50,000 workloads; we report, in one run,
+//! Live-source benchmark: the simulator's API server serves a cluster and the live
+//! source (in a child process) reads it. Cases:
+//!
+//! * `pods-heavy`: 5,000 nodes, 100,000 pods, 50,000 Workloads, 100 ClusterQueues;
+//! * `flat`, `hyperpod`, `hierarchical`: the shapes of `gangplank sim generate`
+//!   (`gangplank::sim::generate`, as `benches/plan_f.rs` reads them) at scale 100
+//!   (≈ 80k objects: 5,000 nodes, 20,000 admitted and 50,000 pending Workloads, jobs).
+//!
+//! Per case, in one run:
 //!
 //! * gangplank's time from start to the first complete snapshot, beside
-//!   `kubectl get workloads,pods,nodes -A -o json` against the same server;
-//! * the watch-event ingest rate (events/s parsed, stored and published) and the
-//!   re-plans made meanwhile, with the cost per re-plan;
-//! * the source's resident memory (VmHWM).
+//!   `kubectl get <every watched resource that has objects> -A -o json` against the
+//!   same server;
+//! * the watch-event ingest rate (events/s parsed, stored and published: Workload
+//!   priority changes queued while the client is stopped) and the re-plans made
+//!   meanwhile, with the cost per re-plan;
+//! * the source's resident memory (VmHWM) and the heap the counting allocator saw.
 //!
 //! The source runs in a child process (this binary re-executed) so that its VmHWM
 //! does not include the simulator's store, which lives in the parent.
 //!
-//! Run: `cargo bench --bench source` (add `-- --quick` for a tenth of the size).
-//! Goals: first snapshot ≤ 1.5× kubectl, ≥ 20,000 events/s, ≤ 500 MiB RSS.
+//! Run: `cargo bench --bench source` (a tenth of the size: pods-heavy / 10, shapes at
+//! scale 10, 10,000 events); `GANGPLANK_BENCH_LARGE=1 cargo bench --bench source` for
+//! the sizes above and 100,000 events. `GANGPLANK_BENCH_CASES=flat,pods` picks cases
+//! (by name prefix); `GANGPLANK_BENCH_WRAP="heaptrack -o /tmp/src"` runs the client
+//! under a profiler; `GANGPLANK_BENCH_SKIP_KUBECTL=1` skips kubectl.
+//! Goals: first snapshot ≤ 1.5× kubectl, ≥ 20,000 events/s, ≤ 500 MiB VmHWM.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+use mimalloc::MiMalloc as System;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use gangplank::sim::generate::{Shape, ShapeKind, generate};
 use gangplank::sim::{
     ObjectStore, ResourceKey, ServerOptions, StoreOptions, UpdateScope, WriteOptions, serve,
 };
 use gangplank::source::replan::{self, ReplanOptions};
-use gangplank::source::{self, ClusterArgs, SourceOptions};
+use gangplank::source::{self, ClusterArgs, ResourceKind, SourceOptions};
 use serde_json::{Value, json};
 
 const ROLE: &str = "GANGPLANK_BENCH_ROLE";
 
 /// Counts live heap bytes, to tell the model's size from allocator overhead in RSS.
+/// Allocates with mimalloc, as the `gangplank` binary does (`src/main.rs`).
 struct CountingAlloc;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -57,6 +74,22 @@ unsafe impl GlobalAlloc for CountingAlloc {
             LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         }
     }
+    /// The allocator's own realloc (grows in place when it can), as in the binary.
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if !new.is_null() && COUNT.load(Ordering::Relaxed) {
+            if new_size >= layout.size() {
+                let now = LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed)
+                    + (new_size - layout.size());
+                if now > PEAK.load(Ordering::Relaxed) {
+                    PEAK.fetch_max(now, Ordering::Relaxed);
+                }
+            } else {
+                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        new
+    }
 }
 
 #[global_allocator]
@@ -70,12 +103,29 @@ fn heap() -> String {
     )
 }
 
+/// The pods-heavy cluster of the first version of this bench.
 struct Scale {
     nodes: usize,
     pods: usize,
     workloads: usize,
     queues: usize,
-    events: usize,
+}
+
+/// One measured cluster.
+enum Case {
+    /// 5,000 nodes, 100,000 pods, 50,000 Workloads (large run; a tenth by default).
+    PodsHeavy(Scale),
+    /// A shape of `gangplank sim generate` (scale 100 ≈ 85k objects; 10 by default).
+    Shape(ShapeKind, usize),
+}
+
+impl Case {
+    fn name(&self) -> String {
+        match self {
+            Case::PodsHeavy(_) => "pods-heavy".into(),
+            Case::Shape(k, s) => format!("{}@{s}", k.name()),
+        }
+    }
 }
 
 fn main() {
@@ -86,20 +136,72 @@ fn main() {
         client();
         return;
     }
-    let quick = std::env::args().any(|a| a == "--quick");
-    let d = if quick { 10 } else { 1 };
-    let scale = Scale {
+    // `--quick` is the default size (kept for old command lines).
+    let large = std::env::var("GANGPLANK_BENCH_LARGE").is_ok_and(|v| v == "1");
+    let d = if large { 1 } else { 10 };
+    let scale = if large { 100 } else { 10 };
+    let events = 100_000 / d;
+    let only = std::env::var("GANGPLANK_BENCH_CASES").ok();
+    let wanted = |name: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|c| name.starts_with(c.trim())))
+    };
+    let mut cases = vec![Case::PodsHeavy(Scale {
         nodes: 5_000 / d,
         pods: 100_000 / d,
         workloads: 50_000 / d,
         queues: 100,
-        events: 100_000 / d,
-    };
+    })];
+    cases.extend(ShapeKind::ALL.into_iter().map(|k| Case::Shape(k, scale)));
+    cases.retain(|c| wanted(&c.name()));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    rt.block_on(parent(scale));
+    let mut rows = Vec::new();
+    for case in &cases {
+        rows.push(rt.block_on(parent(case, events)));
+    }
+    summary(&rows);
+}
+
+/// The figures of one case, for the summary table.
+struct Row {
+    case: String,
+    objects: usize,
+    kubectl: Option<Duration>,
+    first: Option<f64>,
+    events_per_s: Option<f64>,
+    cpu_us: Option<f64>,
+    hwm_kib: Option<u64>,
+}
+
+fn summary(rows: &[Row]) {
+    println!();
+    println!("summary (goals: first snapshot ≤ 1.5× kubectl, ≥ 20000 events/s, VmHWM ≤ 500 MiB)");
+    println!(
+        "{:<18} {:>8} {:>12} {:>18} {:>12} {:>12} {:>12}",
+        "case", "objects", "kubectl", "first snapshot", "events/s", "CPU/event", "VmHWM"
+    );
+    for r in rows {
+        let first = match (r.first, r.kubectl) {
+            (Some(f), Some(k)) => format!("{f:.2} s ({:.2}×)", f / k.as_secs_f64()),
+            (Some(f), None) => format!("{f:.2} s"),
+            _ => "n/a".into(),
+        };
+        println!(
+            "{:<18} {:>8} {:>12} {:>18} {:>12} {:>12} {:>12}",
+            r.case,
+            r.objects,
+            r.kubectl
+                .map_or("skipped".into(), |d| format!("{:.2} s", d.as_secs_f64())),
+            first,
+            r.events_per_s.map_or("n/a".into(), |e| format!("{e:.0}")),
+            r.cpu_us.map_or("n/a".into(), |c| format!("{c:.0} µs")),
+            r.hwm_kib
+                .map_or("n/a".into(), |h| format!("{} MiB", h >> 10)),
+        );
+    }
 }
 
 // === parent: the server, kubectl, and the event generator ===
@@ -108,7 +210,8 @@ fn res(group: &str, plural: &str) -> ResourceKey {
     ResourceKey::new(group, plural)
 }
 
-fn fill(store: &ObjectStore, s: &Scale) {
+fn fill(store: &ObjectStore, s: &Scale) -> Vec<(String, String)> {
+    let mut keys = Vec::with_capacity(s.workloads);
     let create = |r: &ResourceKey, v: Value| {
         store.create(r, v, WriteOptions::default()).expect("create");
     };
@@ -213,18 +316,58 @@ fn fill(store: &ObjectStore, s: &Scale) {
             }
         }
         create(&kueue("workloads"), wl);
+        keys.push((format!("ns-{q}"), format!("wl-{w}")));
     }
+    keys
+}
+
+/// Loads a generated shape into the simulator; returns its Workloads' keys.
+fn fill_shape(store: &ObjectStore, kind: ShapeKind, scale: usize) -> Vec<(String, String)> {
+    let mut keys = Vec::new();
+    for obj in generate(&Shape::named(kind, scale)) {
+        let api_version = obj["apiVersion"].as_str().unwrap_or("");
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        let k = obj["kind"].as_str().unwrap_or("");
+        let def = gangplank::sim::resources::all()
+            .iter()
+            .find(|d| d.group == group && d.kind == k)
+            .unwrap_or_else(|| panic!("no simulator resource for {api_version} {k}"));
+        if k == "Workload" {
+            keys.push((
+                obj["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                obj["metadata"]["name"].as_str().unwrap_or("").to_string(),
+            ));
+        }
+        store
+            .create(&def.key(), obj, WriteOptions::default())
+            .expect("create");
+    }
+    keys
+}
+
+/// What kubectl lists for the comparison: every resource the source watches that has
+/// objects in this cluster.
+fn kubectl_resources(store: &ObjectStore) -> String {
+    ResourceKind::ALL
+        .iter()
+        .filter(|k| store.count(&res(k.group(), k.plural())) > 0)
+        .map(|k| k.qualified())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// What the source spends on one Workload watch event before the store: JSON decode
 /// (as kube does, into `RawObject`) and the model parse. Measured alone, in this
 /// process, to explain the ingest rate.
-fn decode_and_parse_cost(store: &ObjectStore) -> String {
+fn decode_and_parse_cost(store: &ObjectStore, key: &(String, String)) -> String {
+    use gangplank::source::RawObject;
     use gangplank::source::objects;
-    use gangplank::source::{RawObject, ResourceKind};
     let wl = store
-        .get(&res("kueue.x-k8s.io", "workloads"), Some("ns-0"), "wl-0")
-        .expect("wl-0");
+        .get(&res("kueue.x-k8s.io", "workloads"), Some(&key.0), &key.1)
+        .expect("a workload");
     let bytes = serde_json::to_vec(&wl).expect("json");
     let n = 20_000u32;
     let t = Instant::now();
@@ -248,43 +391,58 @@ fn decode_and_parse_cost(store: &ObjectStore) -> String {
     )
 }
 
-async fn parent(s: Scale) {
-    println!(
-        "gangplank live-source benchmark: {} nodes, {} pods, {} workloads, {} ClusterQueues",
-        s.nodes, s.pods, s.workloads, s.queues
-    );
+async fn parent(case: &Case, events: usize) -> Row {
     let store = ObjectStore::with_options(StoreOptions {
-        history_capacity: s.events + 10_000,
+        history_capacity: events + 10_000,
     });
     let t = Instant::now();
-    fill(&store, &s);
-    println!("filled the simulator store in {:.1?}", t.elapsed());
-    let per_event = decode_and_parse_cost(&store);
+    let keys = match case {
+        Case::PodsHeavy(s) => {
+            println!(
+                "\n=== pods-heavy: {} nodes, {} pods, {} workloads, {} ClusterQueues",
+                s.nodes, s.pods, s.workloads, s.queues
+            );
+            fill(&store, s)
+        }
+        Case::Shape(kind, scale) => {
+            println!(
+                "\n=== {}: `gangplank sim generate --shape {}` at scale {scale}",
+                case.name(),
+                kind.name()
+            );
+            fill_shape(&store, *kind, *scale)
+        }
+    };
+    let objects: usize = ResourceKind::ALL
+        .iter()
+        .map(|k| store.count(&res(k.group(), k.plural())))
+        .sum();
+    println!(
+        "filled the simulator store in {:.1?}: {objects} objects ({} Workloads)",
+        t.elapsed(),
+        keys.len()
+    );
+    let per_event = decode_and_parse_cost(&store, &keys[0]);
     let server = serve(store.clone(), ServerOptions::default())
         .await
         .expect("serve");
     let dir = tempfile::tempdir().expect("tempdir");
     let kubeconfig = dir.path().join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let resources = kubectl_resources(&store);
 
     // kubectl first (cold), then gangplank. GANGPLANK_BENCH_SKIP_KUBECTL=1 skips it.
     let skip_kubectl = std::env::var("GANGPLANK_BENCH_SKIP_KUBECTL").is_ok();
     let kubectl = tokio::task::spawn_blocking({
         let kc = kubeconfig.clone();
+        let resources = resources.clone();
         move || {
             if skip_kubectl {
                 return None;
             }
             let t = Instant::now();
             let out = Command::new("kubectl")
-                .args([
-                    "get",
-                    "workloads,pods,nodes",
-                    "-A",
-                    "-o",
-                    "json",
-                    "--request-timeout=0",
-                ])
+                .args(["get", &resources, "-A", "-o", "json", "--request-timeout=0"])
                 .arg("--kubeconfig")
                 .arg(&kc)
                 .env("KUBECACHEDIR", kc.with_file_name("kubecache"))
@@ -304,10 +462,23 @@ async fn parent(s: Scale) {
     .await
     .expect("kubectl task");
 
-    let mut child = Command::new(std::env::current_exe().expect("exe"))
+    // GANGPLANK_BENCH_WRAP runs the client under a profiler, e.g.
+    // "heaptrack -o /tmp/source" or "perf record -g -o /tmp/source.perf".
+    let exe = std::env::current_exe().expect("exe");
+    let wrap = std::env::var("GANGPLANK_BENCH_WRAP").unwrap_or_default();
+    let mut words = wrap.split_whitespace();
+    let mut cmd = match words.next() {
+        Some(w) => {
+            let mut c = Command::new(w);
+            c.args(words).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    let mut child = cmd
         .env(ROLE, "client")
         .env("GANGPLANK_BENCH_KUBECONFIG", &kubeconfig)
-        .env("GANGPLANK_BENCH_EVENTS", s.events.to_string())
+        .env("GANGPLANK_BENCH_EVENTS", events.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -315,10 +486,12 @@ async fn parent(s: Scale) {
     let mut stdin = child.stdin.take().expect("stdin");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut report = Vec::new();
-    // The client prints "synced" when its first complete snapshot is out.
+    // The client prints "synced <pid>" when its first complete snapshot is out.
+    let mut pid = child.id().to_string();
     for line in lines.by_ref() {
         let line = line.expect("read");
-        if line == "synced" {
+        if let Some(p) = line.strip_prefix("synced ") {
+            pid = p.to_string();
             break;
         }
         report.push(line);
@@ -327,7 +500,6 @@ async fn parent(s: Scale) {
     // stopped (SIGSTOP): the server queues them in the open watch, and after SIGCONT
     // the client ingests the backlog as fast as it can. Measuring while producing
     // would measure the simulator's write rate instead.
-    let pid = child.id().to_string();
     let signal = |sig: &str| {
         let ok = Command::new("kill")
             .args([sig, &pid])
@@ -338,12 +510,13 @@ async fn parent(s: Scale) {
     signal("-STOP");
     let t = Instant::now();
     let store2 = store.clone();
-    let (n, wls) = (s.events, s.workloads);
+    let n = events;
+    let keys = Arc::new(keys);
+    let keys2 = keys.clone();
     tokio::task::spawn_blocking(move || {
         let r = res("kueue.x-k8s.io", "workloads");
         for i in 0..n {
-            let w = i % wls;
-            let ns = format!("ns-{}", w % 100);
+            let (ns, name) = &keys2[i % keys2.len()];
             let prio = if i + 1 == n {
                 424_242
             } else {
@@ -352,8 +525,8 @@ async fn parent(s: Scale) {
             store2
                 .modify(
                     &r,
-                    Some(&ns),
-                    &format!("wl-{w}"),
+                    Some(ns),
+                    name,
                     UpdateScope::All,
                     WriteOptions::default(),
                     |o| {
@@ -374,25 +547,47 @@ async fn parent(s: Scale) {
     }
     let _ = child.wait();
 
-    println!();
     println!(
         "{:<44} {} in {:.2?} ({:.0}/s, client stopped meanwhile)",
         "server: produced events",
-        s.events,
+        events,
         produced,
-        s.events as f64 / produced.as_secs_f64()
+        events as f64 / produced.as_secs_f64()
+    );
+    let kubectl_label = format!(
+        "kubectl get … -A -o json ({} kinds)",
+        resources.split(',').count()
     );
     match kubectl {
-        Some(d) => println!(
-            "{:<44} {:.2?}",
-            "kubectl get workloads,pods,nodes -A -o json", d
-        ),
+        Some(d) => println!("{kubectl_label:<44} {d:.2?}"),
         None => println!(
-            "{:<44} skipped (GANGPLANK_BENCH_SKIP_KUBECTL set, or kubectl absent or failed)",
-            "kubectl get workloads,pods,nodes -A -o json"
+            "{kubectl_label:<44} skipped (GANGPLANK_BENCH_SKIP_KUBECTL set, or kubectl absent or failed)"
         ),
     }
+    let mut row = Row {
+        case: case.name(),
+        objects,
+        kubectl,
+        first: None,
+        events_per_s: None,
+        cpu_us: None,
+        hwm_kib: None,
+    };
     for line in report {
+        if let Some(r) = line.strip_prefix("RESULT ") {
+            for kv in r.split_whitespace() {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                let f = v.parse::<f64>().ok();
+                match k {
+                    "first_s" => row.first = f,
+                    "events_per_s" => row.events_per_s = f,
+                    "cpu_us" => row.cpu_us = f,
+                    "hwm_kib" => row.hwm_kib = v.parse().ok(),
+                    _ => {}
+                }
+            }
+            continue;
+        }
         println!("{line}");
     }
     if let Some(d) = kubectl {
@@ -403,11 +598,8 @@ async fn parent(s: Scale) {
         );
     }
     println!("{:<44} {per_event}", "one Workload event, single thread");
-    println!(
-        "{:<44} ≥ 20000 events/s, ≤ 500 MiB VmHWM",
-        "goals (ingest, memory)"
-    );
     drop(server);
+    row
 }
 
 // === child: the live source ===
@@ -487,7 +679,7 @@ fn client() {
         let base_events = h.latest().stats.events;
         let base_generation = first_plan.generation;
         drop(first_plan);
-        println!("synced");
+        println!("synced {}", std::process::id());
         let mut line = String::new();
         std::io::stdin().read_line(&mut line).expect("go");
         let t = Instant::now();
@@ -541,6 +733,13 @@ fn client() {
             );
         }
         println!("{:<44} {} ({})", "gangplank VmHWM (peak RSS)", vm_hwm(), heap());
+        println!(
+            "RESULT first_s={} events_per_s={} cpu_us={} hwm_kib={}",
+            first.as_secs_f64(),
+            ingested as f64 / took.as_secs_f64(),
+            cpu * 1e6 / ingested.max(1) as f64,
+            vm_hwm().trim_end_matches("kB").trim()
+        );
         let _ = Arc::strong_count(&done);
     });
 }

@@ -16,7 +16,7 @@
 //!   the allocatable of every node that could host it (nodeSelector and the ClusterQueue's
 //!   flavors for that resource), so its pods can never be scheduled.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use super::context::workload_ref;
 use super::context::{Context, cluster_ref, flavor_matches_node, list_names, node_usable, ns_ref};
@@ -201,7 +201,7 @@ fn fragmentation<'a>(
 fn eligible_nodes<'a>(
     ctx: &Context<'a>,
     flavors: &BTreeSet<String>,
-    node_selector: &BTreeMap<String, String>,
+    node_selector: &crate::model::Labels,
     tolerations: &[crate::model::Toleration],
 ) -> Vec<&'a Node> {
     ctx.state

@@ -7,8 +7,6 @@
 //!   evaluated with their labels plus the automatic `kubernetes.io/metadata.name`; a
 //!   namespace absent from the input is only judged when the selector uses that key alone.
 
-use std::collections::BTreeMap;
-
 use super::context::{Context, cluster_ref, list_names, ns_ref};
 use super::{Finding, Severity, ids};
 use crate::model::{ClusterQueue, LabelSelector, LocalQueue, ResourceGroup};
@@ -60,7 +58,7 @@ fn namespace_matches(ctx: &Context, sel: &LabelSelector, ns: &str) -> Option<boo
             if !only_name {
                 return None;
             }
-            BTreeMap::new()
+            crate::model::Labels::new()
         }
     };
     labels

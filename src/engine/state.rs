@@ -469,7 +469,7 @@ impl<'a> EngineState<'a> {
     }
 
     /// Namespace labels as Kubernetes sets them (`kubernetes.io/metadata.name` always present).
-    pub fn namespace_labels(&self, ns: &str) -> BTreeMap<String, String> {
+    pub fn namespace_labels(&self, ns: &str) -> crate::model::Labels {
         let mut labels = self
             .cluster
             .namespaces

@@ -214,7 +214,7 @@ impl WlBuilder {
                     .expect("pod set");
                 PodSetAssignment {
                     name: ps.clone(),
-                    flavors: fl,
+                    flavors: fl.into(),
                     resource_usage: spec
                         .requests
                         .iter()

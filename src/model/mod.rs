@@ -5,6 +5,7 @@
 pub mod kueue_config;
 pub mod quantity;
 mod selector;
+pub mod small_map;
 pub mod synthetic;
 pub mod types;
 pub mod well_known;

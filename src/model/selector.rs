@@ -3,8 +3,6 @@
 //! `k notin (a,b)`, `k`, `!k`), read into the one [`LabelSelector`] type that
 //! namespace selectors, node affinity and the simulator's API all use.
 
-use std::collections::BTreeMap;
-
 use super::types::{LabelSelector, NodeAffinity, SelectorRequirement};
 
 impl SelectorRequirement {
@@ -86,7 +84,7 @@ impl LabelSelector {
 impl NodeAffinity {
     /// Whether a node's labels satisfy the required affinity: some term whose
     /// requirements all hold (an empty term matches no node, as in Kubernetes).
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &crate::model::Labels) -> bool {
         self.terms
             .iter()
             .any(|term| !term.is_empty() && term.iter().all(|r| r.matches(labels)))
@@ -138,7 +136,7 @@ mod tests {
 
     #[test]
     fn string_selectors() {
-        let labels = BTreeMap::from([
+        let labels = crate::model::Labels::from([
             ("app".to_string(), "a".to_string()),
             ("tier".to_string(), "gpu".to_string()),
         ]);

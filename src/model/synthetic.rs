@@ -3,7 +3,6 @@
 //! Deterministic: the same [`SyntheticSpec`] always yields the same cluster (a small
 //! xorshift generator, so no global randomness and no extra dependency).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::quantity::Quantity;
@@ -72,7 +71,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
             flavor.to_string(),
             ResourceFlavor {
                 name: flavor.to_string(),
-                node_labels: BTreeMap::from([("gpu.class".to_string(), flavor.to_string())]),
+                node_labels: SmallMap::from([("gpu.class".to_string(), flavor.to_string())]),
                 tolerations: vec![Toleration {
                     key: Some(GPU.to_string()),
                     operator: Some("Exists".to_string()),
@@ -104,13 +103,13 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
             name.clone(),
             Arc::new(Node {
                 name,
-                labels: BTreeMap::from([("gpu.class".to_string(), flavor.to_string())]),
+                labels: SmallMap::from([("gpu.class".to_string(), flavor.to_string())]),
                 taints: vec![Taint {
                     key: GPU.into(),
                     value: Some("present".into()),
                     effect: "NoSchedule".into(),
                 }],
-                allocatable: BTreeMap::from([(
+                allocatable: SmallMap::from([(
                     GPU.to_string(),
                     Quantity::from_units(spec.gpus_per_node),
                 )]),
@@ -174,7 +173,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
                 ns.clone(),
                 Namespace {
                     name: ns.clone(),
-                    labels: BTreeMap::from([(NAMESPACE_NAME_LABEL.to_string(), ns.clone())]),
+                    labels: SmallMap::from([(NAMESPACE_NAME_LABEL.to_string(), ns.clone())]),
                 },
             );
             state.local_queues.insert(
@@ -198,7 +197,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
         let (pc, priority) = PRIORITIES[rng.below(PRIORITIES.len() as u64) as usize];
         let name = format!("wl-{:06}", *seq);
         let created = base_time + *seq * 1000;
-        let requests = BTreeMap::from([(GPU.to_string(), Quantity::from_units(gpus))]);
+        let requests = SmallMap::from([(GPU.to_string(), Quantity::from_units(gpus))]);
         let mut wl = Workload {
             namespace: ns.clone(),
             name: name.clone(),
@@ -224,7 +223,7 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
                 cluster_queue: cq.clone(),
                 pod_set_assignments: vec![PodSetAssignment {
                     name: "main".into(),
-                    flavors: BTreeMap::from([(GPU.to_string(), FLAVORS[0].to_string())]),
+                    flavors: SmallMap::from([(GPU.to_string(), FLAVORS[0].to_string())]),
                     resource_usage: requests,
                     count: Some(1),
                 }],

@@ -9,9 +9,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::quantity::Quantity;
+pub use super::small_map::SmallMap;
 
-/// Resource name → quantity (e.g. `nvidia.com/gpu` → 8).
-pub type ResourceList = BTreeMap<String, Quantity>;
+/// Resource name → quantity (e.g. `nvidia.com/gpu` → 8). A sorted vector: a live
+/// cluster holds hundreds of thousands of these, each of a few entries.
+pub type ResourceList = SmallMap<String, Quantity>;
+
+/// Label (or annotation, node selector) key → value, sorted by key.
+pub type Labels = SmallMap<String, String>;
 
 /// Milliseconds since the Unix epoch. Time enters the engine only as data.
 pub type Timestamp = i64;
@@ -88,7 +93,7 @@ pub struct SelectorRequirement {
 }
 
 impl SelectorRequirement {
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &Labels) -> bool {
         self.matches_value(labels.get(&self.key).map(String::as_str))
     }
 }
@@ -97,12 +102,12 @@ impl SelectorRequirement {
 /// matches a ClusterQueue whose namespaceSelector is absent); an empty selector matches all.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LabelSelector {
-    pub match_labels: BTreeMap<String, String>,
+    pub match_labels: Labels,
     pub match_expressions: Vec<SelectorRequirement>,
 }
 
 impl LabelSelector {
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &Labels) -> bool {
         self.matches_with(|k| labels.get(k).map(String::as_str))
     }
 
@@ -122,7 +127,7 @@ pub struct NodeAffinity {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ResourceFlavor {
     pub name: String,
-    pub node_labels: BTreeMap<String, String>,
+    pub node_labels: Labels,
     pub node_taints: Vec<Taint>,
     pub tolerations: Vec<Toleration>,
     pub topology_name: Option<String>,
@@ -320,13 +325,13 @@ pub struct WorkloadPriorityClass {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Namespace {
     pub name: String,
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Node {
     pub name: String,
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     pub taints: Vec<Taint>,
     pub allocatable: ResourceList,
     pub capacity: ResourceList,
@@ -350,8 +355,8 @@ pub struct Pod {
     pub namespace: String,
     pub name: String,
     pub uid: String,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
+    pub labels: Labels,
+    pub annotations: Labels,
     pub owner_references: Vec<OwnerReference>,
     pub node_name: Option<String>,
     /// Pending, Running, Succeeded, Failed, Unknown.
@@ -359,7 +364,7 @@ pub struct Pod {
     /// Effective per-pod requests (Kubernetes PodRequests semantics, requests default to limits).
     pub requests: ResourceList,
     pub tolerations: Vec<Toleration>,
-    pub node_selector: BTreeMap<String, String>,
+    pub node_selector: Labels,
     pub priority_class_name: Option<String>,
     pub creation_timestamp: Option<Timestamp>,
     pub origin: Origin,
@@ -376,7 +381,7 @@ pub struct PodSet {
     pub min_count: Option<i32>,
     /// Effective per-pod requests.
     pub requests: ResourceList,
-    pub node_selector: BTreeMap<String, String>,
+    pub node_selector: Labels,
     pub required_affinity: Option<NodeAffinity>,
     pub tolerations: Vec<Toleration>,
     /// The pod template's priorityClassName, used when deriving priority from a job.
@@ -409,7 +414,7 @@ pub struct Condition {
 pub struct PodSetAssignment {
     pub name: String,
     /// resource → flavor
-    pub flavors: BTreeMap<String, String>,
+    pub flavors: Labels,
     /// Total usage for `count` pods, frozen at admission.
     pub resource_usage: ResourceList,
     pub count: Option<i32>,
@@ -452,8 +457,8 @@ pub struct Workload {
     pub name: String,
     pub uid: String,
     pub creation_timestamp: Timestamp,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
+    pub labels: Labels,
+    pub annotations: Labels,
     /// LocalQueue name (`spec.queueName`, or the job's `kueue.x-k8s.io/queue-name` label).
     pub queue_name: Option<String>,
     pub pod_sets: Vec<PodSet>,
@@ -555,8 +560,8 @@ pub struct JobInfo {
     pub namespace: String,
     pub name: String,
     pub uid: String,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
+    pub labels: Labels,
+    pub annotations: Labels,
     pub suspended: bool,
     pub pod_sets: Vec<PodSet>,
     /// `metadata.creationTimestamp`. Hand-written files without one get a deterministic

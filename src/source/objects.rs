@@ -30,14 +30,16 @@ pub enum Item {
     WorkloadPriorityClass(WorkloadPriorityClass),
     /// `priority_missing`: the Workload had no `spec.priority`; it takes its class's
     /// value when the snapshot is assembled (the class may arrive later).
+    /// Nodes, pods and Workloads are made shared here, once: the state's maps hold
+    /// them as they are, and snapshots share them.
     Workload {
-        workload: Box<Workload>,
+        workload: Arc<Workload>,
         priority_missing: bool,
     },
     PriorityClass(PriorityClass),
     Namespace(Namespace),
-    Node(Box<Node>),
-    Pod(Box<Pod>),
+    Node(Arc<Node>),
+    Pod(Arc<Pod>),
     Job(Box<JobInfo>),
 }
 
@@ -187,15 +189,66 @@ fn take_item(kind: ResourceKind, mut st: ClusterState, priority_missing: bool) -
             Item::WorkloadPriorityClass(first(&mut st.workload_priority_classes)?)
         }
         ResourceKind::Workload => Item::Workload {
-            workload: Box::new(Arc::unwrap_or_clone(first(&mut st.workloads)?)),
+            workload: compact_arc(first(&mut st.workloads)?, compact_workload),
             priority_missing,
         },
         ResourceKind::PriorityClass => Item::PriorityClass(first(&mut st.priority_classes)?),
         ResourceKind::Namespace => Item::Namespace(first(&mut st.namespaces)?),
-        ResourceKind::Node => Item::Node(Box::new(Arc::unwrap_or_clone(first(&mut st.nodes)?))),
-        ResourceKind::Pod => Item::Pod(Box::new(Arc::unwrap_or_clone(first(&mut st.pods)?))),
+        ResourceKind::Node => Item::Node(compact_arc(first(&mut st.nodes)?, compact_node)),
+        ResourceKind::Pod => Item::Pod(compact_arc(first(&mut st.pods)?, compact_pod)),
         ResourceKind::Job | ResourceKind::PyTorchJob => Item::Job(Box::new(st.jobs.pop()?)),
     })
+}
+
+/// Trims spare capacity off a freshly parsed object (the loader's vectors grow by
+/// doubling: a pod set list of one holds four slots). A live cluster keeps hundreds
+/// of thousands of these objects for as long as it runs.
+fn compact_arc<T>(mut obj: Arc<T>, compact: fn(&mut T)) -> Arc<T> {
+    if let Some(o) = Arc::get_mut(&mut obj) {
+        compact(o);
+    }
+    obj
+}
+
+fn compact_tolerations(t: &mut Vec<Toleration>) {
+    t.shrink_to_fit();
+}
+
+fn compact_pod_set(ps: &mut PodSet) {
+    ps.requests.shrink_to_fit();
+    ps.node_selector.shrink_to_fit();
+    compact_tolerations(&mut ps.tolerations);
+}
+
+fn compact_workload(w: &mut Workload) {
+    w.labels.shrink_to_fit();
+    w.annotations.shrink_to_fit();
+    w.pod_sets.shrink_to_fit();
+    w.pod_sets.iter_mut().for_each(compact_pod_set);
+    w.conditions.shrink_to_fit();
+    if let Some(a) = &mut w.admission {
+        a.pod_set_assignments.shrink_to_fit();
+        for psa in &mut a.pod_set_assignments {
+            psa.flavors.shrink_to_fit();
+            psa.resource_usage.shrink_to_fit();
+        }
+    }
+}
+
+fn compact_pod(p: &mut Pod) {
+    p.labels.shrink_to_fit();
+    p.annotations.shrink_to_fit();
+    p.owner_references.shrink_to_fit();
+    p.requests.shrink_to_fit();
+    compact_tolerations(&mut p.tolerations);
+    p.node_selector.shrink_to_fit();
+}
+
+fn compact_node(n: &mut Node) {
+    n.labels.shrink_to_fit();
+    n.taints.shrink_to_fit();
+    n.allocatable.shrink_to_fit();
+    n.capacity.shrink_to_fit();
 }
 
 /// Whether a resource name is an accelerator (`nvidia.com/gpu`, `amd.com/gpu`,

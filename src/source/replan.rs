@@ -81,6 +81,12 @@ pub struct ReplanOptions {
     /// after the last. Off by default: on a large cluster every cycle repeats tens of
     /// thousands of pending entries, which made a plan weigh gigabytes.
     pub pending_in_every_cycle: bool,
+    /// After a plan that took T, the next one starts no sooner than `rest × T` after
+    /// it ended (and at once when a snapshot is already waiting past that). 1.0: the
+    /// re-planner uses at most half a core, and a burst of watch events keeps the
+    /// other cores for ingest; a plan is still at most (1 + rest) × T behind the
+    /// newest snapshot. 0: plan back to back.
+    pub rest: f64,
 }
 
 impl Default for ReplanOptions {
@@ -89,6 +95,7 @@ impl Default for ReplanOptions {
             max_cycles: 100,
             require_ready: true,
             pending_in_every_cycle: false,
+            rest: 1.0,
         }
     }
 }
@@ -136,6 +143,12 @@ pub fn spawn(
                     drift,
                     plan_time,
                 })));
+                // Rest in proportion to the plan's cost (bounded, and cut short when
+                // the snapshots end), so that re-planning never starves ingest.
+                let rest = plan_time.mul_f64(opts.rest.clamp(0.0, 10.0));
+                if !rest.is_zero() {
+                    tokio::time::sleep(rest.min(Duration::from_secs(30))).await;
+                }
             }
             if snapshots.changed().await.is_err() {
                 return;

@@ -2,8 +2,6 @@
 //! parsing lives on another branch; manifest-based tests come after the merge).
 #![allow(dead_code)] // each test binary uses a different subset
 
-use std::collections::BTreeMap;
-
 use gangplank::doctor::{self, DoctorOptions, Finding, Report};
 use gangplank::model::*;
 
@@ -17,7 +15,7 @@ pub fn rl(items: &[(&str, &str)]) -> ResourceList {
     items.iter().map(|(k, v)| (k.to_string(), q(v))).collect()
 }
 
-pub fn labels(items: &[(&str, &str)]) -> BTreeMap<String, String> {
+pub fn labels(items: &[(&str, &str)]) -> Labels {
     items
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -13,7 +13,6 @@
 //!
 //! To re-record after an intended behaviour change: `GANGPLANK_BLESS=1 cargo test --test engine engine_golden`.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -25,8 +24,8 @@ use gangplank::model::parse::load_paths;
 use gangplank::model::synthetic::{SyntheticSpec, generate};
 use gangplank::model::{
     BorrowWithinCohortPolicy, ClusterState, Condition, ConditionStatus, FungibilityPolicy,
-    FungibilityPreference, LabelSelector, ReclaimWithinCohort as R, ResourceFlavor, StopPolicy,
-    Taint, Toleration, WithinClusterQueue as W,
+    FungibilityPreference, LabelSelector, Labels, ReclaimWithinCohort as R, ResourceFlavor,
+    StopPolicy, Taint, Toleration, WithinClusterQueue as W,
 };
 
 const NOW: i64 = 1_767_312_000_000;
@@ -74,7 +73,7 @@ fn random_cluster(seed: u64) -> ClusterState {
     for (i, f) in FLAVORS.iter().enumerate() {
         let mut flavor = ResourceFlavor {
             name: f.to_string(),
-            node_labels: BTreeMap::from([("tier".to_string(), f.to_string())]),
+            node_labels: Labels::from([("tier".to_string(), f.to_string())]),
             ..Default::default()
         };
         if i == 1 && r.chance(40) {
@@ -193,7 +192,7 @@ fn random_cluster(seed: u64) -> ClusterState {
             2 => cq = cq.namespace_selector(None),
             3 => {
                 cq = cq.namespace_selector(Some(LabelSelector {
-                    match_labels: BTreeMap::from([("team".to_string(), "a".to_string())]),
+                    match_labels: Labels::from([("team".to_string(), "a".to_string())]),
                     ..Default::default()
                 }))
             }

@@ -134,7 +134,7 @@ fn scheduled(o: &CycleOutcome) -> BTreeMap<String, BTreeMap<String, BTreeMap<Str
                 a.admission
                     .pod_set_assignments
                     .iter()
-                    .map(|p| (p.name.clone(), p.flavors.clone()))
+                    .map(|p| (p.name.clone(), p.flavors.clone().into()))
                     .collect(),
             )
         })

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use gangplank::model::*;
@@ -18,7 +18,7 @@ const GPU: &str = "nvidia.com/gpu";
 const CQ: &str = "hyperpod-global-queue";
 
 fn gpus(n: i64) -> ResourceList {
-    BTreeMap::from([(GPU.to_string(), Quantity::from_units(n))])
+    ResourceList::from([(GPU.to_string(), Quantity::from_units(n))])
 }
 
 fn cond(type_: &str, status: bool, reason: &str, message: &str, at: Timestamp) -> Condition {
@@ -79,7 +79,7 @@ fn workload(ns: &str, name: &str, class: &str, value: i32, created: Timestamp) -
 /// The seed cluster at T0 + 12 minutes.
 pub fn cluster() -> ClusterState {
     let mut s = ClusterState::default();
-    let p4d = BTreeMap::from([(
+    let p4d = Labels::from([(
         "node.kubernetes.io/instance-type".to_string(),
         "p4d.24xlarge".to_string(),
     )]);
@@ -181,7 +181,7 @@ pub fn cluster() -> ClusterState {
             cluster_queue: CQ.into(),
             pod_set_assignments: vec![PodSetAssignment {
                 name: "master".into(),
-                flavors: BTreeMap::from([(GPU.to_string(), "p4d-flavor".to_string())]),
+                flavors: Labels::from([(GPU.to_string(), "p4d-flavor".to_string())]),
                 resource_usage: gpus(8),
                 count: Some(1),
             }],

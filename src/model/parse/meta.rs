@@ -1,7 +1,5 @@
 //! `metadata` of any object.
 
-use std::collections::BTreeMap;
-
 use super::error::FieldResult;
 use super::value::At;
 use crate::model::types::{OwnerReference, Timestamp};
@@ -13,8 +11,8 @@ pub(crate) struct Meta {
     /// `metadata.namespace`, when given.
     pub namespace: Option<String>,
     pub uid: String,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
+    pub labels: crate::model::Labels,
+    pub annotations: crate::model::Labels,
     pub creation_timestamp: Option<Timestamp>,
     pub owner_references: Vec<OwnerReference>,
 }

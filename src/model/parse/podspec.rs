@@ -1,8 +1,6 @@
 //! Pod specs and templates: effective requests (Kubernetes `PodRequests`),
 //! tolerations, node selectors and required node affinity.
 
-use std::collections::BTreeMap;
-
 use super::error::FieldResult;
 use super::value::At;
 use crate::model::quantity::Quantity;
@@ -225,7 +223,7 @@ pub(crate) fn pod_set_from_template(
 ) -> FieldResult<(PodSet, TemplateNotes)> {
     let mut notes = TemplateNotes::default();
     if let Some(md) = template.opt("metadata")? {
-        let annotations: BTreeMap<String, String> = md.string_map("annotations")?;
+        let annotations: crate::model::Labels = md.string_map("annotations")?;
         notes.topology_request = TAS_ANNOTATIONS.iter().any(|k| annotations.contains_key(*k));
     }
     let spec = template.req("spec")?;

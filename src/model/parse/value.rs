@@ -8,7 +8,6 @@
 //! only when an error is reported. Formatting a path for every field read was most of
 //! the parser's cost on the live source's hot path (one Workload per watch event).
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -282,7 +281,7 @@ impl<'v> At<'v> {
     }
 
     /// A `map[string]string` field (labels, nodeSelector, ...); empty when absent.
-    pub fn string_map(&self, key: &str) -> FieldResult<BTreeMap<String, String>> {
+    pub fn string_map(&self, key: &str) -> FieldResult<crate::model::Labels> {
         self.opt_entries(key)?
             .into_iter()
             .map(|(k, a)| Ok((k.to_string(), a.str()?.to_string())))

@@ -48,7 +48,7 @@ impl SimCluster {
 
 #[derive(Debug, Default)]
 struct Slot {
-    labels: BTreeMap<String, String>,
+    labels: crate::model::Labels,
     taints: Vec<Taint>,
     alloc: ResourceList,
     used: ResourceList,

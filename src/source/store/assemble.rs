@@ -167,7 +167,7 @@ impl Assembler {
                 ResourceKind::Node => {
                     nodes_changed = true;
                     fold(&mut st.nodes, kc, name, |i| match i {
-                        Item::Node(x) => Some(Arc::new(*x)),
+                        Item::Node(x) => Some(x),
                         _ => None,
                     })
                 }
@@ -181,14 +181,14 @@ impl Assembler {
                         changed_pods.push(k.clone());
                     }
                     fold(&mut st.pods, kc, both, |i| match i {
-                        Item::Pod(x) => Some(Arc::new(*x)),
+                        Item::Pod(x) => Some(x),
                         _ => None,
                     })
                 }
                 ResourceKind::Workload => {
                     self.note_priorities(&kc);
                     fold(&mut st.workloads, kc, both, |i| match i {
-                        Item::Workload { workload, .. } => Some(Arc::new(*workload)),
+                        Item::Workload { workload, .. } => Some(workload),
                         _ => None,
                     })
                 }

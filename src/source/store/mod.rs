@@ -214,10 +214,12 @@ impl Store {
                     let prev = previous
                         .as_ref()
                         .filter(|(_, missing)| !missing && !priority_missing);
-                    timeline.extend(history::timeline_of(
+                    let history = &self.history;
+                    timeline.extend(history::timeline_unseen(
                         workload,
                         prev.map(|(w, _)| w),
                         now.as_millisecond(),
+                        |id| history.knows(id),
                     ));
                     if !workload.uid.is_empty() && !self.workload_uids.contains_key(&workload.uid) {
                         self.workload_uids
