@@ -186,27 +186,33 @@ impl CohortLists {
     }
 }
 
+/// The integer part of a candidate's order: not evicted, priority, most recent
+/// reservation first, uid rank.
+type OrderKey = (bool, i32, std::cmp::Reverse<i64>, u32);
+
 impl CandOrder {
     pub fn build(st: &EngineState<'_>) -> CandOrder {
-        let mut all: Vec<(CqIdx, WlIdx)> = Vec::new();
+        // keys materialized next to each workload: the sort compares integers in one
+        // array instead of reading every workload's record per comparison
+        let mut all: Vec<(OrderKey, CqIdx, WlIdx)> = Vec::new();
         for (c, q) in st.cqs.iter().enumerate() {
-            all.extend(q.admitted.iter().map(|&w| (c, w)));
+            all.extend(q.admitted.iter().map(|&w| {
+                let x = &st.wls[w];
+                let key = (
+                    !x.evicted,
+                    x.priority,
+                    std::cmp::Reverse(x.reserve_time),
+                    x.uid_rank,
+                );
+                (key, c, w)
+            }));
         }
-        let key = |w: WlIdx| {
-            let x = &st.wls[w];
-            (
-                !x.evicted,
-                x.priority,
-                std::cmp::Reverse(x.reserve_time),
-                x.uid_rank,
-            )
-        };
-        all.sort_unstable_by(|&(_, a), &(_, b)| {
-            key(a)
-                .cmp(&key(b))
-                .then_with(|| super::super::state::key_cmp(st.wls[a].wl, st.wls[b].wl))
-                .then(a.cmp(&b))
+        all.sort_unstable_by(|(ka, _, a), (kb, _, b)| {
+            ka.cmp(kb)
+                .then_with(|| super::super::state::key_cmp(st.wls[*a].wl, st.wls[*b].wl))
+                .then(a.cmp(b))
         });
+        let all: Vec<(CqIdx, WlIdx)> = all.into_iter().map(|(_, c, w)| (c, w)).collect();
         let global: Vec<WlIdx> = all.iter().map(|&(_, w)| w).collect();
         let mut rank = vec![u32::MAX; st.wls.len()];
         let mut per_cq: Vec<Vec<WlIdx>> = vec![Vec::new(); st.cqs.len()];
