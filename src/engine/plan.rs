@@ -77,6 +77,12 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
             } else {
                 // explained only if still the workload's last evaluation at the end
                 let why = explain::no_candidates_why(&st, &e);
+                let mut e = e;
+                // the explanation reads the assignment's notes and failure, not its
+                // per-pod-set maps: free those now rather than at the end
+                if let Some(a) = e.assignment.as_mut() {
+                    a.pod_sets = Vec::new();
+                }
                 let w = e.wl;
                 last[w] = None;
                 deferred[w] = Some(Box::new((e, why)));
