@@ -410,30 +410,22 @@ fn append(path: &Path, rec: &impl Serialize) -> std::io::Result<()> {
 /// Reads the history file (a missing file is empty; unreadable lines are skipped),
 /// keeping records at or after `since`, deduplicated, oldest first.
 pub fn read_history(path: &Path, since: Option<Ms>) -> std::io::Result<Vec<EvictionRecord>> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for line in BufReader::new(file).lines() {
-        let line = line?;
-        let Ok(rec) = serde_json::from_str::<EvictionRecord>(&line) else {
-            continue;
-        };
-        if since.is_some_and(|s| rec.time_ms() < s) || !seen.insert(rec.id.clone()) {
-            continue;
-        }
-        out.push(rec);
-    }
-    out.sort_by_key(EvictionRecord::time_ms);
-    Ok(out)
+    read_records(path, since, |r: &EvictionRecord| (&r.id, r.time_ms()))
 }
 
 /// Reads the timeline events of the history file (evictions are skipped; see
 /// [`read_history`]), at or after `since`, deduplicated, oldest first.
 pub fn read_timeline(path: &Path, since: Option<Ms>) -> std::io::Result<Vec<TimelineRecord>> {
+    read_records(path, since, |r: &TimelineRecord| (&r.id, r.time_ms()))
+}
+
+/// The lines of the history file that parse as `T`, at or after `since`, first of each
+/// id, oldest first. `id_time` gives a record's id and time.
+fn read_records<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    since: Option<Ms>,
+    id_time: impl Fn(&T) -> (&String, Ms),
+) -> std::io::Result<Vec<T>> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -443,15 +435,16 @@ pub fn read_timeline(path: &Path, since: Option<Ms>) -> std::io::Result<Vec<Time
     let mut out = Vec::new();
     for line in BufReader::new(file).lines() {
         let line = line?;
-        let Ok(rec) = serde_json::from_str::<TimelineRecord>(&line) else {
+        let Ok(rec) = serde_json::from_str::<T>(&line) else {
             continue;
         };
-        if since.is_some_and(|s| rec.time_ms() < s) || !seen.insert(rec.id.clone()) {
+        let (id, time) = id_time(&rec);
+        if since.is_some_and(|s| time < s) || !seen.insert(id.clone()) {
             continue;
         }
         out.push(rec);
     }
-    out.sort_by_key(TimelineRecord::time_ms);
+    out.sort_by_key(|r| id_time(r).1);
     Ok(out)
 }
 

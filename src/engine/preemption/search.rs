@@ -289,17 +289,6 @@ impl CandidateList {
         self.top_stream(st, ctx, p).map(|(c, _)| c)
     }
 
-    fn empty() -> CandidateList {
-        CandidateList {
-            streams: Vec::new(),
-            parts: Default::default(),
-            part: 0,
-            dead: Vec::new(),
-            no_other_cq: true,
-            no_hierarchy: true,
-        }
-    }
-
     pub fn is_empty(&mut self, st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> bool {
         (0..self.parts.len()).all(|p| self.top(st, ctx, p).is_none())
     }
@@ -346,7 +335,8 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     if st.fair.enabled {
         return crate::engine::fair::get_targets(st, ctx);
     }
-    let key = MemoEntry {
+    // the key (two small vectors) is built only while a head is being nominated
+    let key = st.search_memo.is_some().then(|| MemoEntry {
         cq: ctx.cq,
         preemptor: ctx.preemptor,
         priority: ctx.priority,
@@ -354,11 +344,9 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
         usage: ctx.usage.clone(),
         frs_need: ctx.frs_need.clone(),
         targets: Vec::new(),
-    };
-    if let Some(hit) = st
-        .search_memo
-        .as_ref()
-        .and_then(|m| m.iter().find(|e| e.same_search(&key)))
+    });
+    if let (Some(memo), Some(key)) = (&st.search_memo, &key)
+        && let Some(hit) = memo.iter().find(|e| e.same_search(key))
     {
         return hit.targets.clone();
     }
@@ -371,7 +359,7 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     if built {
         st.cand_order = None;
     }
-    if let Some(memo) = st.search_memo.as_mut() {
+    if let (Some(memo), Some(key)) = (st.search_memo.as_mut(), key) {
         memo.push(MemoEntry {
             targets: targets.clone(),
             ..key
@@ -415,12 +403,9 @@ fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<T
     } else {
         &[true, false]
     };
-    for (n, &allow_borrowing) in attempts.iter().enumerate() {
-        let mut list = if n + 1 == attempts.len() {
-            std::mem::replace(&mut fresh, CandidateList::empty())
-        } else {
-            fresh.clone()
-        };
+    for &allow_borrowing in attempts {
+        // each attempt walks its own copy (a handful of small streams)
+        let mut list = fresh.clone();
         let mut targets: Vec<Target> = Vec::new();
         while let Some(c) = list.next(st, ctx) {
             match candidate_valid(st, ctx, &c, allow_borrowing) {
