@@ -675,6 +675,7 @@ fn client() {
             plan_t.elapsed(),
             first_plan.plan_time
         );
+        println!("{:<44} {} ({})", "gangplank VmHWM after the first plan", vm_hwm(), heap());
         // Counted before the parent stops us, so no event is missed.
         let base_events = h.latest().stats.events;
         let base_generation = first_plan.generation;
@@ -694,6 +695,7 @@ fn client() {
         let took = t.elapsed();
         let cpu = cpu_seconds() - cpu0;
         let ingested = done.stats.events - base_events;
+        println!("{:<44} {} ({})", "gangplank VmHWM when the events are in", vm_hwm(), heap());
         // Let the re-planner catch up with the last snapshot, then count its plans.
         let last_gen = done.generation;
         let mut p = plans.clone();

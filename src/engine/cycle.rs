@@ -373,11 +373,11 @@ fn process(
                     let n = &st.tree.nodes[node];
                     let amount = if borrowing {
                         match n.borrowing_limit[fr] {
-                            Some(bl) => req.min(n.nominal[fr] + bl - n.usage[fr]),
+                            Some(bl) => req.min(n.nominal[fr] + bl - st.tree.usage(node, fr)),
                             None => req,
                         }
                     } else {
-                        req.min(n.nominal[fr] - n.usage[fr]).max(0)
+                        req.min(n.nominal[fr] - st.tree.usage(node, fr)).max(0)
                     };
                     if amount > 0 {
                         reserve.push((fr, amount));

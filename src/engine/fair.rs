@@ -270,7 +270,7 @@ pub fn drs_with(tree: &QuotaTree, fair: &FairState, n: NodeId, extra: &[(FrId, i
             .filter(|(f, _)| *f == fr)
             .map(|(_, q)| *q)
             .sum();
-        let b = node.usage[fr] + add - node.subtree[fr];
+        let b = tree.usage(n, fr) + add - node.subtree[fr];
         if b > 0 {
             if borrowed.is_empty() {
                 borrowed = vec![0; fair.res_names.len()];
@@ -604,8 +604,12 @@ fn uses_needed(st: &EngineState<'_>, wl: WlIdx, ctx: &PreemptionCtx<'_>) -> bool
 
 /// `cqIsBorrowing`: usage above nominal on some fr needing preemption.
 fn cq_is_borrowing(st: &EngineState<'_>, cq: CqIdx, frs: &[FrId]) -> bool {
-    let node = &st.tree.nodes[st.cqs[cq].node];
-    node.parent.is_some() && frs.iter().any(|&fr| node.usage[fr] > node.nominal[fr])
+    let n = st.cqs[cq].node;
+    let node = &st.tree.nodes[n];
+    node.parent.is_some()
+        && frs
+            .iter()
+            .any(|&fr| st.tree.usage(n, fr) > node.nominal[fr])
 }
 
 /// `findCandidates`: same-ClusterQueue candidates by withinClusterQueue, plus the
@@ -912,8 +916,11 @@ fn first_strategy(
     let mut targets = Vec::new();
     let mut retry = Vec::new();
     let within_nominal = st.fair.preempt_within_nominal && {
-        let n = &st.tree.nodes[st.cqs[ctx.cq].node];
-        ctx.frs_need.iter().all(|&fr| n.usage[fr] <= n.nominal[fr])
+        let n = st.cqs[ctx.cq].node;
+        let nominal = &st.tree.nodes[n].nominal;
+        ctx.frs_need
+            .iter()
+            .all(|&fr| st.tree.usage(n, fr) <= nominal[fr])
     };
     while let Some(cq) = ordering.next(st) {
         if cq == ctx.cq {

@@ -358,7 +358,7 @@ pub fn assign(
                             Some(fr) => (
                                 st.tree.cq_available(node, fr),
                                 st.tree.nodes[node].nominal[fr],
-                                st.tree.nodes[node].usage[fr],
+                                st.tree.usage(node, fr),
                                 st.tree.potential_available(node, fr),
                             ),
                             None => (0, 0, 0, 0),

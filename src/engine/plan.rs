@@ -308,13 +308,13 @@ pub fn usage_report(st: &EngineState<'_>) -> Vec<ClusterQueueUsage> {
     st.cqs
         .iter()
         .map(|c| {
-            let node = &st.tree.nodes[c.node];
+            let (node, n) = (&st.tree.nodes[c.node], c.node);
             let mut usage: BTreeMap<String, BTreeMap<String, UsageFigures>> = BTreeMap::new();
             for fr in 0..st.frs.len() {
-                if !node.has_quota[fr] && node.usage[fr] == 0 {
+                if !node.has_quota[fr] && st.tree.usage(n, fr) == 0 {
                     continue;
                 }
-                let (nominal, used) = (node.nominal[fr], node.usage[fr]);
+                let (nominal, used) = (node.nominal[fr], st.tree.usage(n, fr));
                 usage
                     .entry(st.frs.flavor(fr).to_string())
                     .or_default()

@@ -69,10 +69,9 @@ pub struct Node {
     pub borrowing_limit: Vec<Option<i128>>,
     pub lending_limit: Vec<Option<i128>>,
     pub subtree: Vec<i128>,
-    /// `localQuota` per fr, cached by [`QuotaTree::finish`] (it depends on quotas only;
-    /// the preemption search reads it on every usage change).
+    /// `localQuota` per fr, set by [`QuotaTree::finish`] (it depends on quotas only).
+    /// Usage lives in the tree's cells ([`QuotaTree::usage`]).
     pub local: Vec<i128>,
-    pub usage: Vec<i128>,
     /// Distance to the furthest leaf (a CQ is a leaf; `getNodeHeight`).
     pub height: usize,
 }
@@ -91,7 +90,6 @@ impl Node {
             lending_limit: vec![None; nfr],
             subtree: vec![0; nfr],
             local: vec![0; nfr],
-            usage: vec![0; nfr],
             height: 0,
         }
     }
@@ -111,28 +109,45 @@ impl Node {
     pub fn local_quota(&self, fr: FrId) -> i128 {
         self.local[fr]
     }
-
-    /// Guaranteed quota not yet used (`LocalAvailable`).
-    pub fn local_available(&self, fr: FrId) -> i128 {
-        (self.local_quota(fr) - self.usage[fr]).max(0)
-    }
-
-    /// Usage (+val) above the subtree quota (`BorrowingWith`).
-    pub fn borrowing_with(&self, fr: FrId, val: i128) -> bool {
-        self.usage[fr] + val > self.subtree[fr]
-    }
 }
 
-/// The arena of all nodes.
+/// What usage bubbling reads and writes for one node and fr, side by side: the
+/// preemption search removes and restores thousands of workloads per head, and with
+/// these spread over a node's separate vectors most of that time was cache misses.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cell {
+    usage: i128,
+    local: i128,
+}
+
+/// No parent, in [`QuotaTree`]'s compact parent array.
+const NO_PARENT: u32 = u32::MAX;
+
+/// The arena of all nodes. Build it with [`QuotaTree::new`], set quotas and parents,
+/// then call [`QuotaTree::finish`] before adding usage.
 #[derive(Clone, Debug, Default)]
 pub struct QuotaTree {
     pub nodes: Vec<Node>,
     pub nfr: usize,
+    /// Per node, then per fr (`n * nfr + fr`); made by [`QuotaTree::finish`].
+    cells: Vec<Cell>,
+    /// Each node's parent ([`NO_PARENT`] at a root), a copy of `Node::parent` for the
+    /// usage walk.
+    up: Vec<u32>,
 }
 
 impl QuotaTree {
-    /// Recomputes SubtreeQuota bottom-up and heights (`updateCohortResourceNode`).
-    /// Usage must be zero when called; it is added afterwards workload by workload.
+    pub fn new(nodes: Vec<Node>, nfr: usize) -> Self {
+        QuotaTree {
+            nodes,
+            nfr,
+            cells: Vec::new(),
+            up: Vec::new(),
+        }
+    }
+
+    /// Recomputes SubtreeQuota bottom-up and heights (`updateCohortResourceNode`), and
+    /// sets every usage to zero: usage is added afterwards workload by workload.
     pub fn finish(&mut self) {
         let roots: Vec<NodeId> = (0..self.nodes.len())
             .filter(|&n| self.nodes[n].parent.is_none())
@@ -140,6 +155,39 @@ impl QuotaTree {
         for r in roots {
             self.accumulate(r);
         }
+        self.up = self
+            .nodes
+            .iter()
+            .map(|n| n.parent.map_or(NO_PARENT, |p| p as u32))
+            .collect();
+        self.cells = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.local.iter().map(|&local| Cell { usage: 0, local }))
+            .collect();
+    }
+
+    #[inline]
+    fn cell(&self, n: NodeId, fr: FrId) -> &Cell {
+        &self.cells[n * self.nfr + fr]
+    }
+
+    /// The node's usage of `fr` (its own workloads', plus what its children store in it).
+    #[inline]
+    pub fn usage(&self, n: NodeId, fr: FrId) -> i128 {
+        self.cell(n, fr).usage
+    }
+
+    /// Guaranteed quota not yet used (`LocalAvailable`).
+    #[inline]
+    pub fn local_available(&self, n: NodeId, fr: FrId) -> i128 {
+        let c = self.cell(n, fr);
+        (c.local - c.usage).max(0)
+    }
+
+    /// Usage (+val) above the subtree quota (`BorrowingWith`).
+    pub fn borrowing_with(&self, n: NodeId, fr: FrId, val: i128) -> bool {
+        self.usage(n, fr) + val > self.nodes[n].subtree[fr]
     }
 
     fn accumulate(&mut self, n: NodeId) {
@@ -182,15 +230,15 @@ impl QuotaTree {
     pub fn available(&self, n: NodeId, fr: FrId) -> i128 {
         let node = &self.nodes[n];
         let Some(p) = node.parent else {
-            return node.subtree[fr] - node.usage[fr];
+            return node.subtree[fr] - self.usage(n, fr);
         };
         let mut parent_available = self.available(p, fr);
         if let Some(bl) = node.borrowing_limit[fr] {
             let stored_in_parent = node.subtree[fr] - node.local_quota(fr);
-            let used_in_parent = (node.usage[fr] - node.local_quota(fr)).max(0);
+            let used_in_parent = (self.usage(n, fr) - node.local_quota(fr)).max(0);
             parent_available = parent_available.min(stored_in_parent - used_in_parent + bl);
         }
-        node.local_available(fr) + parent_available
+        self.local_available(n, fr) + parent_available
     }
 
     /// ClusterQueue `Available`, clamped at zero.
@@ -213,35 +261,33 @@ impl QuotaTree {
 
     /// `addUsage`: adds to the node and bubbles the part above the guaranteed quota up.
     pub fn add_usage(&mut self, n: NodeId, fr: FrId, val: i128) {
-        let (mut n, mut val) = (n, val);
+        let (nfr, mut n, mut val) = (self.nfr, n, val);
         loop {
-            let node = &mut self.nodes[n];
-            let local_available = (node.local[fr] - node.usage[fr]).max(0);
-            node.usage[fr] += val;
-            match node.parent {
-                Some(p) if val > local_available => {
-                    val -= local_available;
-                    n = p;
-                }
-                _ => return,
+            let cell = &mut self.cells[n * nfr + fr];
+            let local_available = (cell.local - cell.usage).max(0);
+            cell.usage += val;
+            let p = self.up[n];
+            if p == NO_PARENT || val <= local_available {
+                return;
             }
+            val -= local_available;
+            n = p as NodeId;
         }
     }
 
     /// `removeUsage`: symmetric to [`QuotaTree::add_usage`].
     pub fn remove_usage(&mut self, n: NodeId, fr: FrId, val: i128) {
-        let (mut n, mut val) = (n, val);
+        let (nfr, mut n, mut val) = (self.nfr, n, val);
         loop {
-            let node = &mut self.nodes[n];
-            let stored_in_parent = node.usage[fr] - node.local[fr];
-            node.usage[fr] -= val;
-            match node.parent {
-                Some(p) if stored_in_parent > 0 => {
-                    val = val.min(stored_in_parent);
-                    n = p;
-                }
-                _ => return,
+            let cell = &mut self.cells[n * nfr + fr];
+            let stored_in_parent = cell.usage - cell.local;
+            cell.usage -= val;
+            let p = self.up[n];
+            if p == NO_PARENT || stored_in_parent <= 0 {
+                return;
             }
+            val = val.min(stored_in_parent);
+            n = p as NodeId;
         }
     }
 
@@ -286,17 +332,17 @@ impl QuotaTree {
         val: i128,
     ) -> (usize, bool) {
         let node = &self.nodes[cq];
-        if !(node.borrowing_with(fr, val) && node.parent.is_some()) {
+        if !(self.borrowing_with(cq, fr, val) && node.parent.is_some()) {
             return (0, node.parent.is_some());
         }
-        let mut remaining = val - node.local_available(fr);
+        let mut remaining = val - self.local_available(cq, fr);
         let mut tracking = cq;
         for p in self.ancestors_iter(cq) {
             tracking = p;
-            if !self.nodes[p].borrowing_with(fr, remaining) {
+            if !self.borrowing_with(p, fr, remaining) {
                 return (self.nodes[p].height, self.nodes[p].parent.is_some());
             }
-            remaining -= self.nodes[p].local_available(fr);
+            remaining -= self.local_available(p, fr);
         }
         (
             self.nodes[tracking].height,
@@ -311,22 +357,20 @@ impl QuotaTree {
         n: NodeId,
         requests: &[(FrId, i128)],
     ) -> (bool, Vec<(FrId, i128)>) {
-        let node = &self.nodes[n];
         let mut fits = true;
         let mut remaining = Vec::with_capacity(requests.len());
         for &(fr, v) in requests {
-            if node.usage[fr] + v > node.subtree[fr] {
+            if self.borrowing_with(n, fr, v) {
                 fits = false;
             }
-            remaining.push((fr, (v - node.local_available(fr)).max(0)));
+            remaining.push((fr, (v - self.local_available(n, fr)).max(0)));
         }
         (fits, remaining)
     }
 
     /// `IsWithinNominalInResources`: usage ≤ subtree quota for every fr given.
     pub fn within_nominal(&self, n: NodeId, frs: &[FrId]) -> bool {
-        let node = &self.nodes[n];
-        frs.iter().all(|&fr| node.usage[fr] <= node.subtree[fr])
+        frs.iter().all(|&fr| !self.borrowing_with(n, fr, 0))
     }
 }
 
@@ -336,14 +380,14 @@ mod tests {
 
     /// root cohort (own nominal 0) with two CQs: a (nominal 10, lending 4) and b (nominal 6).
     fn tree() -> QuotaTree {
-        let mut t = QuotaTree {
-            nodes: vec![
+        let mut t = QuotaTree::new(
+            vec![
                 Node::new("root", false, 1),
                 Node::new("a", true, 1),
                 Node::new("b", true, 1),
             ],
-            nfr: 1,
-        };
+            1,
+        );
         t.nodes[0].child_cqs = vec![1, 2];
         t.nodes[1].parent = Some(0);
         t.nodes[2].parent = Some(0);
@@ -369,10 +413,10 @@ mod tests {
     fn usage_bubbles_above_guaranteed() {
         let mut t = tree();
         t.add_usage(1, 0, 8);
-        assert_eq!(t.nodes[0].usage[0], 2);
+        assert_eq!(t.usage(0, 0), 2);
         assert_eq!(t.available(2, 0), 8);
         t.remove_usage(1, 0, 8);
-        assert_eq!(t.nodes[0].usage[0], 0);
-        assert_eq!(t.nodes[1].usage[0], 0);
+        assert_eq!(t.usage(0, 0), 0);
+        assert_eq!(t.usage(1, 0), 0);
     }
 }

@@ -272,10 +272,7 @@ impl<'a> EngineState<'a> {
             ));
         }
 
-        let mut tree = QuotaTree {
-            nodes: Vec::new(),
-            nfr,
-        };
+        let mut tree = QuotaTree::new(Vec::new(), nfr);
         let mut cohort_node: BTreeMap<String, NodeId> = BTreeMap::new();
         for name in &cohort_names {
             let id = tree.nodes.len();

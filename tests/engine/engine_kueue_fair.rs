@@ -134,9 +134,13 @@ fn targets_in(
         frs_need: vec![fr],
         policy: &spec.preemption,
     };
-    let before: Vec<Vec<i128>> = st.tree.nodes.iter().map(|n| n.usage.clone()).collect();
+    let before: Vec<Vec<i128>> = (0..st.tree.nodes.len())
+        .map(|n| (0..st.tree.nfr).map(|fr| st.tree.usage(n, fr)).collect())
+        .collect();
     let got = get_targets(&mut st, &ctx);
-    let after: Vec<Vec<i128>> = st.tree.nodes.iter().map(|n| n.usage.clone()).collect();
+    let after: Vec<Vec<i128>> = (0..st.tree.nodes.len())
+        .map(|n| (0..st.tree.nfr).map(|fr| st.tree.usage(n, fr)).collect())
+        .collect();
     assert_eq!(
         before, after,
         "the search must leave the snapshot unchanged"

@@ -22,7 +22,7 @@ pub(crate) fn workload_fits(
     st.step();
     let node = st.cqs[ctx.cq].node;
     ctx.usage.iter().all(|&(fr, v)| {
-        if !allow_borrowing && st.tree.nodes[node].borrowing_with(fr, v) {
+        if !allow_borrowing && st.tree.borrowing_with(node, fr, v) {
             return false;
         }
         v <= st.tree.cq_available(node, fr)
@@ -323,10 +323,11 @@ pub fn ordered_candidates(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> 
 
 /// `queueUnderNominalInResourcesNeedingPreemption`.
 fn under_nominal(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> bool {
-    let node = &st.tree.nodes[st.cqs[ctx.cq].node];
+    let n = st.cqs[ctx.cq].node;
+    let nominal = &st.tree.nodes[n].nominal;
     ctx.frs_need
         .iter()
-        .all(|&fr| node.usage[fr] < node.nominal[fr])
+        .all(|&fr| st.tree.usage(n, fr) < nominal[fr])
 }
 
 /// The victims Kueue would choose for this preemptor, or empty if none suffice.
