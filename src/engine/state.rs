@@ -547,6 +547,30 @@ impl<'a> EngineState<'a> {
         self.tree.remove_all(node, &self.usages[span.range()]);
     }
 
+    /// [`Self::remove_usage_of`] for the (flavor, resource) pairs in `frs` only: the
+    /// preemption search reads no other, and a workload's usage of each pair moves
+    /// through the tree independently of the others.
+    pub fn remove_usage_in(&mut self, w: WlIdx, frs: &[FrId]) {
+        let node = self.cqs[self.wls[w].cq.expect("admitted has cq")].node;
+        let span = self.wls[w].usage;
+        for &(fr, v) in &self.usages[span.range()] {
+            if frs.contains(&fr) {
+                self.tree.remove_usage(node, fr, v);
+            }
+        }
+    }
+
+    /// Adds back what [`Self::remove_usage_in`] removed.
+    pub fn add_usage_in(&mut self, w: WlIdx, frs: &[FrId]) {
+        let node = self.cqs[self.wls[w].cq.expect("admitted has cq")].node;
+        let span = self.wls[w].usage;
+        for &(fr, v) in &self.usages[span.range()] {
+            if frs.contains(&fr) {
+                self.tree.add_usage(node, fr, v);
+            }
+        }
+    }
+
     /// Adds back what [`Self::remove_usage_of`] removed.
     pub fn add_usage_of(&mut self, w: WlIdx) {
         let node = self.cqs[self.wls[w].cq.expect("admitted has cq")].node;

@@ -124,17 +124,51 @@ fn classify(
 /// a preemptor's part is then the merge of its ClusterQueues' ranked lists, walked lazily.
 #[derive(Clone, Debug, Default)]
 pub struct CandOrder {
-    /// Rank of each admitted workload (by `WlIdx`) in the global order.
-    pub rank: Vec<u32>,
     /// Per ClusterQueue: its admitted workloads by rank (evicted ones first, each group
     /// by ascending priority).
-    pub per_cq: Vec<Vec<WlIdx>>,
+    pub per_cq: Vec<Vec<Listed>>,
     /// Per ClusterQueue: how many of `per_cq` are evicted (they come first).
     pub evicted: Vec<usize>,
-    /// Every admitted workload in rank order.
-    pub global: Vec<WlIdx>,
+    /// Every admitted workload in rank order, with what [`CohortLists::build`] reads.
+    global: Vec<Global>,
     /// Per set of contested (flavor, resource) pairs: [`CohortLists`], built on first use.
     pub cohort_lists: Vec<(Vec<FrId>, CohortLists)>,
+}
+
+/// A workload in a candidate list, with what walking the list reads of it. The lists
+/// are read in order while the workloads' own records are scattered over memory: on a
+/// large cluster, reading those per list entry was most of a search's time.
+#[derive(Clone, Copy, Debug)]
+pub struct Listed {
+    pub wl: WlIdx,
+    /// Position in the cycle's candidate order (the merge of a preemptor's lists).
+    pub rank: u32,
+    pub cq: u32,
+    pub priority: i32,
+}
+
+/// A workload of the global order, for building [`CohortLists`] in one sequential pass.
+#[derive(Clone, Copy, Debug)]
+struct Global {
+    listed: Listed,
+    /// Its ClusterQueue's node.
+    node: u32,
+    evicted: bool,
+    /// Bit `fr` set for each (flavor, resource) it uses below 64; `wide` when it uses one
+    /// at 64 or above (then its usage is read).
+    frs: u64,
+    wide: bool,
+}
+
+/// Bits of the pairs below 64, and whether any pair is at 64 or above.
+fn fr_bits(frs: impl Iterator<Item = FrId>) -> (u64, bool) {
+    frs.fold((0, false), |(bits, wide), fr| {
+        if fr < 64 {
+            (bits | 1 << fr, wide)
+        } else {
+            (bits, true)
+        }
+    })
 }
 
 /// For one set of contested (flavor, resource) pairs F, per cohort C: the admitted
@@ -152,28 +186,37 @@ pub struct CohortLists {
 
 #[derive(Clone, Debug, Default)]
 pub struct CohortList {
-    pub wls: Vec<WlIdx>,
+    pub wls: Vec<Listed>,
     /// How many of `wls` are evicted (they come first).
     pub evicted: usize,
 }
 
 impl CohortLists {
-    fn build(st: &EngineState<'_>, order: &[WlIdx], frs: &[FrId]) -> CohortLists {
+    fn build(st: &EngineState<'_>, order: &[Global], frs: &[FrId]) -> CohortLists {
         let nodes = st.tree.nodes.len();
         let over: Vec<bool> = (0..nodes)
             .map(|n| !st.tree.within_nominal(n, frs))
             .collect();
+        let (bits, wide) = fr_bits(frs.iter().copied());
         let mut by_cohort = vec![CohortList::default(); nodes];
-        for &w in order {
-            let Some(cq) = st.wls[w].cq else { continue };
-            let mut node = st.cqs[cq].node;
-            if !over[node] || !st.usage_of(w).iter().any(|(fr, _)| frs.contains(fr)) {
+        for g in order {
+            let mut node = g.node as NodeId;
+            if !over[node] {
                 continue;
             }
-            let evicted = usize::from(st.wls[w].evicted);
+            let uses = g.frs & bits != 0
+                || ((g.wide || wide)
+                    && st
+                        .usage_of(g.listed.wl)
+                        .iter()
+                        .any(|(fr, _)| frs.contains(fr)));
+            if !uses {
+                continue;
+            }
+            let evicted = usize::from(g.evicted);
             while let Some(parent) = st.tree.nodes[node].parent {
                 let list = &mut by_cohort[parent];
-                list.wls.push(w);
+                list.wls.push(g.listed);
                 list.evicted += evicted;
                 // a cohort within nominal is not descended into from above
                 if !over[parent] {
@@ -212,18 +255,29 @@ impl CandOrder {
                 .then_with(|| super::super::state::key_cmp(st.wls[*a].wl, st.wls[*b].wl))
                 .then(a.cmp(b))
         });
-        let all: Vec<(CqIdx, WlIdx)> = all.into_iter().map(|(_, c, w)| (c, w)).collect();
-        let global: Vec<WlIdx> = all.iter().map(|&(_, w)| w).collect();
-        let mut rank = vec![u32::MAX; st.wls.len()];
-        let mut per_cq: Vec<Vec<WlIdx>> = vec![Vec::new(); st.cqs.len()];
+        let mut per_cq: Vec<Vec<Listed>> = vec![Vec::new(); st.cqs.len()];
         let mut evicted = vec![0; st.cqs.len()];
-        for (r, &(c, w)) in all.iter().enumerate() {
-            rank[w] = r as u32;
-            per_cq[c].push(w);
-            evicted[c] += usize::from(st.wls[w].evicted);
+        let mut global = Vec::with_capacity(all.len());
+        for (r, &(_, c, w)) in all.iter().enumerate() {
+            let x = &st.wls[w];
+            let listed = Listed {
+                wl: w,
+                rank: r as u32,
+                cq: c as u32,
+                priority: x.priority,
+            };
+            per_cq[c].push(listed);
+            evicted[c] += usize::from(x.evicted);
+            let (frs, wide) = fr_bits(st.usage_of(w).iter().map(|&(fr, _)| fr));
+            global.push(Global {
+                listed,
+                node: st.cqs[c].node as u32,
+                evicted: x.evicted,
+                frs,
+                wide,
+            });
         }
         CandOrder {
-            rank,
             per_cq,
             evicted,
             global,
@@ -289,8 +343,8 @@ pub enum Verdict {
 
 /// Classifies `wl`, the next workload of `src`'s list (lists ascend in priority within
 /// the evicted and not-evicted groups, so the priority bound ends a walk).
-pub fn check(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, src: &Source, wl: WlIdx) -> Verdict {
-    let p = st.wls[wl].priority;
+pub fn check(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, src: &Source, e: &Listed) -> Verdict {
+    let (wl, p) = (e.wl, e.priority);
     if let Some((b, inclusive)) = priority_bound(ctx, src.cq)
         && (p > b || (p == b && !inclusive))
     {

@@ -6,9 +6,11 @@ use crate::model::BorrowWithinCohortPolicy;
 
 use super::super::quota::FrId;
 use super::super::quota::NodeId;
+use super::super::state::CqIdx;
 use super::super::state::EngineState;
-use super::super::state::{CqIdx, WlIdx};
-use super::candidates::{self, CandOrder, Candidate, Class, Level, Source, Variant, Verdict};
+use super::candidates::{
+    self, CandOrder, Candidate, Class, Level, Listed, Source, Variant, Verdict,
+};
 use super::{PreemptionCtx, Target};
 use crate::model::WithinClusterQueue;
 
@@ -79,6 +81,25 @@ fn add(st: &mut EngineState<'_>, wl: usize) {
     st.add_usage_of(wl);
 }
 
+/// The (flavor, resource) pairs a classical search reads: the preemptor's request (fit
+/// checks, the levels of its tree) and those needing preemption (candidate validity).
+/// Its removals and restores move only these: usage of one pair bubbles through the
+/// tree independently of the others, so the pairs read see exactly what a full removal
+/// would show them, and an oracle search (one pair) does a third of the work.
+fn read_frs(ctx: &PreemptionCtx<'_>) -> Vec<FrId> {
+    let mut frs: Vec<FrId> = ctx.usage.iter().map(|&(fr, _)| fr).collect();
+    frs.extend(ctx.frs_need.iter().copied());
+    frs.sort_unstable();
+    frs.dedup();
+    frs
+}
+
+fn restore_in(st: &mut EngineState<'_>, targets: &[Target], frs: &[FrId]) {
+    for t in targets {
+        st.add_usage_in(t.wl, frs);
+    }
+}
+
 /// Temporarily removes the given workloads' usage from the snapshot.
 pub fn remove_workloads(st: &mut EngineState<'_>, wls: &[usize]) {
     for &w in wls {
@@ -133,8 +154,8 @@ struct Stream {
     /// Next position in the list, not classified yet (or the classified `head`).
     pos: usize,
     end: usize,
-    /// The candidate at `pos`, classified.
-    head: Option<Candidate>,
+    /// The candidate at `pos`, classified, and its rank.
+    head: Option<(Candidate, u32)>,
 }
 
 impl CandidateList {
@@ -191,7 +212,7 @@ impl CandidateList {
         list
     }
 
-    fn entries<'o>(order: &'o CandOrder, ctx: &PreemptionCtx<'_>, sl: StreamList) -> &'o [WlIdx] {
+    fn entries<'o>(order: &'o CandOrder, ctx: &PreemptionCtx<'_>, sl: StreamList) -> &'o [Listed] {
         match sl {
             StreamList::OwnCq => &order.per_cq[ctx.cq],
             StreamList::Cohort(li, root) => &order.cohort_lists[li].1.by_cohort[root].wls,
@@ -199,17 +220,17 @@ impl CandidateList {
     }
 
     /// Classifies stream `s`'s next workloads until one is a candidate (kept as its
-    /// head) or the stream ends.
+    /// head, with its rank) or the stream ends.
     fn fill(
         &mut self,
         st: &EngineState<'_>,
         ctx: &PreemptionCtx<'_>,
         s: usize,
-    ) -> Option<Candidate> {
+    ) -> Option<(Candidate, u32)> {
         let order = st.cand_order.as_ref().expect("candidate order built");
         let stream = &mut self.streams[s];
         if let Some(h) = stream.head {
-            if !self.dead.contains(&h.cq) {
+            if !self.dead.contains(&h.0.cq) {
                 return Some(h);
             }
             stream.head = None;
@@ -217,7 +238,7 @@ impl CandidateList {
         }
         let entries = Self::entries(order, ctx, stream.list);
         while stream.pos < stream.end {
-            let wl = entries[stream.pos];
+            let e = &entries[stream.pos];
             let src = match stream.level {
                 None => Source {
                     cq: ctx.cq,
@@ -226,7 +247,7 @@ impl CandidateList {
                     class: Class::SameCq,
                 },
                 Some(level) => {
-                    let cq = st.wls[wl].cq.expect("admitted has cq");
+                    let cq = e.cq as CqIdx;
                     let node = st.cqs[cq].node;
                     let skipped = cq == ctx.cq
                         || self.dead.contains(&cq)
@@ -245,10 +266,10 @@ impl CandidateList {
                     }
                 }
             };
-            match candidates::check(st, ctx, &src, wl) {
+            match candidates::check(st, ctx, &src, e) {
                 Verdict::Take(cand) => {
-                    stream.head = Some(cand);
-                    return Some(cand);
+                    stream.head = Some((cand, e.rank));
+                    return Some((cand, e.rank));
                 }
                 Verdict::Skip => stream.pos += 1,
                 // lists ascend in priority within a segment and every ClusterQueue of a
@@ -266,15 +287,13 @@ impl CandidateList {
         ctx: &PreemptionCtx<'_>,
         p: usize,
     ) -> Option<(Candidate, usize)> {
-        let order = st.cand_order.as_ref().expect("candidate order built");
         let mut best: Option<(u32, Candidate, usize)> = None;
         for i in 0..self.parts[p].len() {
             let s = self.parts[p][i];
-            if let Some(c) = self.fill(st, ctx, s) {
-                let r = order.rank[c.wl];
-                if best.is_none_or(|(b, _, _)| r < b) {
-                    best = Some((r, c, s));
-                }
+            if let Some((c, r)) = self.fill(st, ctx, s)
+                && best.is_none_or(|(b, _, _)| r < b)
+            {
+                best = Some((r, c, s));
             }
         }
         best.map(|(_, c, s)| (c, s))
@@ -396,6 +415,7 @@ fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<T
     if fresh.is_empty(st, ctx) {
         return Vec::new();
     }
+    let frs = read_frs(ctx);
     let forbidden = ctx.policy.borrow_within_cohort.policy == BorrowWithinCohortPolicy::Never;
     let attempts: &[bool] = if fresh.no_other_cq || (forbidden && !under_nominal(st, ctx)) {
         &[true]
@@ -417,7 +437,7 @@ fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<T
                     continue;
                 }
             }
-            remove(st, c.wl);
+            st.remove_usage_in(c.wl, &frs);
             targets.push(Target {
                 wl: c.wl,
                 reason: c.variant.reason(),
@@ -427,20 +447,18 @@ fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<T
                 let mut i = targets.len().saturating_sub(1);
                 while i > 0 {
                     i -= 1;
-                    add(st, targets[i].wl);
+                    st.add_usage_in(targets[i].wl, &frs);
                     if workload_fits(st, ctx, allow_borrowing) {
                         targets.swap_remove(i);
                     } else {
-                        remove(st, targets[i].wl);
+                        st.remove_usage_in(targets[i].wl, &frs);
                     }
                 }
-                let wls: Vec<usize> = targets.iter().map(|t| t.wl).collect();
-                restore_workloads(st, &wls);
+                restore_in(st, &targets, &frs);
                 return targets;
             }
         }
-        let wls: Vec<usize> = targets.iter().map(|t| t.wl).collect();
-        restore_workloads(st, &wls);
+        restore_in(st, &targets, &frs);
     }
     Vec::new()
 }
@@ -472,10 +490,12 @@ pub fn oracle(
         let (b, _) = st.tree.height_of_lowest_subtree_that_fits(node, fr, val);
         return (Possibility::NoCandidates, b);
     }
-    let wls: Vec<usize> = targets.iter().map(|t| t.wl).collect();
-    remove_workloads(st, &wls);
+    // the height reads `fr` only
+    for t in &targets {
+        st.remove_usage_in(t.wl, &[fr]);
+    }
     let (b, _) = st.tree.height_of_lowest_subtree_that_fits(node, fr, val);
-    restore_workloads(st, &wls);
+    restore_in(st, &targets, &[fr]);
     let own = targets.iter().any(|t| st.wls[t.wl].cq == Some(ctx.cq));
     (
         if own {
