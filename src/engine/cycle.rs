@@ -9,7 +9,7 @@ use crate::model::{QueueingStrategy, ReclaimWithinCohort};
 
 use super::explain::{self, Explanation};
 use super::flavor::{self, Assignment, Mode};
-use super::preemption::search::{get_targets, remove_workloads, restore_workloads};
+use super::preemption::search::get_targets;
 use super::preemption::{PreemptionCtx, Target};
 use super::state::{CqIdx, EngineState, WlIdx};
 
@@ -146,6 +146,25 @@ fn partial_admission(
             viable(&r.0, &r.1).then_some(r)
         }
     }
+}
+
+/// Whether `usage` fits in `cq` with `gone` removed from the snapshot (left unchanged).
+/// Only the pairs of `usage` are read, so only those are moved.
+fn fits_without(
+    st: &mut EngineState<'_>,
+    cq: CqIdx,
+    usage: &[(usize, i128)],
+    gone: &[WlIdx],
+) -> bool {
+    let frs: Vec<usize> = usage.iter().map(|&(fr, _)| fr).collect();
+    for &w in gone {
+        st.remove_usage_in(w, &frs);
+    }
+    let fits = fits_now(st, cq, usage);
+    for &w in gone {
+        st.add_usage_in(w, &frs);
+    }
+    fits
 }
 
 fn fits_now(st: &EngineState<'_>, cq: CqIdx, usage: &[(usize, i128)]) -> bool {
@@ -390,10 +409,7 @@ fn process(
         EntryOutcome::Preempting => {
             let overlap = e.targets.iter().any(|t| proc.preempted_set.contains(&t.wl));
             if overlap {
-                remove_workloads(st, preempted);
-                let fits = fits_now(st, e.cq, &a.usage);
-                restore_workloads(st, preempted);
-                if fits {
+                if fits_without(st, e.cq, &a.usage, preempted) {
                     e.outcome = EntryOutcome::DeferredFit;
                     let node = st.cqs[e.cq].node;
                     st.tree.add_all(node, &a.usage);
@@ -405,10 +421,7 @@ fn process(
             }
             let mut gone = preempted.clone();
             gone.extend(e.targets.iter().map(|t| t.wl));
-            remove_workloads(st, &gone);
-            let fits = fits_now(st, e.cq, &a.usage);
-            restore_workloads(st, &gone);
-            if !fits {
+            if !fits_without(st, e.cq, &a.usage, &gone) {
                 e.outcome = EntryOutcome::SkippedNoLongerFits;
                 return;
             }
@@ -425,10 +438,7 @@ fn process(
             }
         }
         EntryOutcome::Admitted => {
-            remove_workloads(st, preempted);
-            let fits = fits_now(st, e.cq, &a.usage);
-            restore_workloads(st, preempted);
-            if !fits {
+            if !fits_without(st, e.cq, &a.usage, preempted) {
                 e.outcome = EntryOutcome::SkippedNoLongerFits;
                 return;
             }
