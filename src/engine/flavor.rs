@@ -6,7 +6,6 @@
 //! scan at the first flavor (no `lastTriedIdx` scan progress).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use crate::model::{
     FlavorFungibility, FungibilityPolicy, FungibilityPreference, PodSet, ResourceFlavor,
@@ -113,9 +112,9 @@ pub struct PodSetAssign {
     pub name: String,
     pub count: i32,
     /// Per-pod requests (as the pod set declares them; `pods` = 1 when covered).
-    pub per_pod: Arc<BTreeMap<String, i128>>,
+    pub per_pod: BTreeMap<String, i128>,
     /// Totals for `count` pods.
-    pub requests: Arc<BTreeMap<String, i128>>,
+    pub requests: BTreeMap<String, i128>,
     pub flavors: BTreeMap<String, ResourceChoice>,
 }
 
@@ -281,68 +280,6 @@ pub fn pod_set_requests(
     (count, per_pod, totals)
 }
 
-/// [`pod_set_requests`] of one pod set of a workload, kept for the next cycles: a
-/// waiting head is assigned flavors again in every cycle, and building these maps
-/// (resource names copied) was a tenth of a cycle on large clusters.
-#[derive(Clone, Debug)]
-pub struct CachedRequests {
-    /// The inputs: the pod set's per-pod requests and count, reclaimable pods, whether
-    /// the ClusterQueue covers `pods`.
-    source: crate::model::ResourceList,
-    pod_count: i32,
-    reclaimable: i32,
-    covers_pods: bool,
-    count: i32,
-    per_pod: Arc<BTreeMap<String, i128>>,
-    totals: Arc<BTreeMap<String, i128>>,
-}
-
-/// [`pod_set_requests`] through the cache of `st` when the preemptor is a known
-/// workload (pod set `i` of it); a cached entry is used only for the same inputs.
-#[allow(clippy::type_complexity)] // the three parts of `pod_set_requests`, shared
-fn requests_of(
-    st: &mut EngineState<'_>,
-    wl: Option<usize>,
-    i: usize,
-    ps: &PodSet,
-    rec: i32,
-    covers_pods: bool,
-) -> (
-    i32,
-    Arc<BTreeMap<String, i128>>,
-    Arc<BTreeMap<String, i128>>,
-) {
-    let same = |c: &CachedRequests| {
-        c.pod_count == ps.count
-            && c.reclaimable == rec
-            && c.covers_pods == covers_pods
-            && c.source == ps.requests
-    };
-    if let Some(w) = wl
-        && let Some(c) = st.requests_cache.get(&(w, i))
-        && same(c)
-    {
-        return (c.count, c.per_pod.clone(), c.totals.clone());
-    }
-    let (count, per_pod, totals) = pod_set_requests(ps, rec, covers_pods, &st.kueue);
-    let (per_pod, totals) = (Arc::new(per_pod), Arc::new(totals));
-    if let Some(w) = wl {
-        st.requests_cache.insert(
-            (w, i),
-            CachedRequests {
-                source: ps.requests.clone(),
-                pod_count: ps.count,
-                reclaimable: rec,
-                covers_pods,
-                count,
-                per_pod: per_pod.clone(),
-                totals: totals.clone(),
-            },
-        );
-    }
-    (count, per_pod, totals)
-}
-
 /// Computes the flavor assignment of a workload in ClusterQueue `cq` against the
 /// current snapshot. `ctx` describes the preemptor for the oracle. If `pinned` is given,
 /// only those flavors are considered (recomputation after overlapping targets).
@@ -368,11 +305,11 @@ pub fn assign(
     };
     let mut assigned: BTreeMap<FrId, i128> = BTreeMap::new();
     let mut worst = Mode::Fit;
-    for (i, ps) in pod_sets.iter().enumerate() {
+    for ps in pod_sets {
         let rec = *reclaimable.get(&ps.name).unwrap_or(&0);
-        let (count, per_pod, requests) = requests_of(st, ctx.preemptor, i, ps, rec, covers_pods);
+        let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods, &st.kueue);
         let mut chosen: BTreeMap<String, ResourceChoice> = BTreeMap::new();
-        for (res, &qty) in requests.iter() {
+        for (res, &qty) in &requests {
             let Some(&rg_idx) = st.cqs[cq].rg_of.get(res.as_str()) else {
                 if qty == 0 {
                     continue;

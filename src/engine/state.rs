@@ -175,9 +175,6 @@ pub struct EngineState<'a> {
     /// search reuses an oracle's result when its inputs are the same. The snapshot does
     /// not change in between (every search restores it).
     pub search_memo: Option<Vec<super::preemption::search::MemoEntry>>,
-    /// Each head's pod-set requests, computed once for all cycles (by workload and pod
-    /// set index; [`super::flavor::CachedRequests`]).
-    pub requests_cache: BTreeMap<(WlIdx, usize), super::flavor::CachedRequests>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -465,7 +462,6 @@ impl<'a> EngineState<'a> {
             steps: std::cell::Cell::new(0),
             cand_order: None,
             search_memo: None,
-            requests_cache: BTreeMap::new(),
         }
     }
 
