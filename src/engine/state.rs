@@ -551,22 +551,25 @@ impl<'a> EngineState<'a> {
     /// preemption search reads no other, and a workload's usage of each pair moves
     /// through the tree independently of the others.
     pub fn remove_usage_in(&mut self, w: WlIdx, frs: &[FrId]) {
-        let node = self.cqs[self.wls[w].cq.expect("admitted has cq")].node;
-        let span = self.wls[w].usage;
-        for &(fr, v) in &self.usages[span.range()] {
-            if frs.contains(&fr) {
-                self.tree.remove_usage(node, fr, v);
-            }
-        }
+        self.move_usage_in(w, frs, QuotaTree::remove_usage);
     }
 
     /// Adds back what [`Self::remove_usage_in`] removed.
     pub fn add_usage_in(&mut self, w: WlIdx, frs: &[FrId]) {
+        self.move_usage_in(w, frs, QuotaTree::add_usage);
+    }
+
+    fn move_usage_in(
+        &mut self,
+        w: WlIdx,
+        frs: &[FrId],
+        apply: fn(&mut QuotaTree, NodeId, FrId, i128),
+    ) {
         let node = self.cqs[self.wls[w].cq.expect("admitted has cq")].node;
         let span = self.wls[w].usage;
         for &(fr, v) in &self.usages[span.range()] {
             if frs.contains(&fr) {
-                self.tree.add_usage(node, fr, v);
+                apply(&mut self.tree, node, fr, v);
             }
         }
     }
