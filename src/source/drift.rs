@@ -95,7 +95,8 @@ pub struct DriftTracker {
     previous: Option<Prediction>,
     admissible_since: HashMap<String, Timestamp>,
     evictions_seen: HashSet<String>,
-    sticky: Vec<(Drift, Timestamp)>,
+    /// Event-like drifts and when they were seen, one per (kind, subject).
+    sticky: BTreeMap<(DriftKind, String), (Drift, Timestamp)>,
 }
 
 impl Default for DriftTracker {
@@ -106,12 +107,28 @@ impl Default for DriftTracker {
             previous: None,
             admissible_since: HashMap::new(),
             evictions_seen: HashSet::new(),
-            sticky: Vec::new(),
+            sticky: BTreeMap::new(),
         }
     }
 }
 
+/// Keeps an event-like drift for `sticky_ms`, one per (kind, subject): a newer one
+/// replaces the older (its details and its time). A workload that Kueue evicts and
+/// re-admits again and again would otherwise pile up one entry per re-plan; on a large
+/// cluster in such a loop that was most of the live source's memory growth.
+fn remember(
+    sticky: &mut BTreeMap<(DriftKind, String), (Drift, Timestamp)>,
+    entry: (Drift, Timestamp),
+) {
+    sticky.insert((entry.0.kind, entry.0.subject.clone()), entry);
+}
+
 impl DriftTracker {
+    /// How many event-like drifts are kept (one per kind and subject).
+    pub fn remembered(&self) -> usize {
+        self.sticky.len()
+    }
+
     /// A tracker with this grace period for `admissibleButPending`.
     pub fn with_grace_ms(grace_ms: i64) -> Self {
         DriftTracker {
@@ -133,18 +150,21 @@ impl DriftTracker {
         if let Some(prev) = &self.previous {
             for (wl, reason) in &prev.stays_pending {
                 if let Some(cq) = reserved.get(wl) {
-                    self.sticky.push((
-                        Drift {
-                            kind: DriftKind::AdmittedUnexpectedly,
-                            subject: wl.clone(),
-                            kueue: json!({"admitted": true, "clusterQueue": cq}),
-                            engine: json!({"admitted": false, "reason": reason}),
-                            detail: format!(
-                                "Kueue admitted {wl} in {cq}; the engine expected it to wait: {reason}"
-                            ),
-                        },
-                        now,
-                    ));
+                    remember(
+                        &mut self.sticky,
+                        (
+                            Drift {
+                                kind: DriftKind::AdmittedUnexpectedly,
+                                subject: wl.clone(),
+                                kueue: json!({"admitted": true, "clusterQueue": cq}),
+                                engine: json!({"admitted": false, "reason": reason}),
+                                detail: format!(
+                                    "Kueue admitted {wl} in {cq}; the engine expected it to wait: {reason}"
+                                ),
+                            },
+                            now,
+                        ),
+                    );
                 }
             }
         }
@@ -173,8 +193,9 @@ impl DriftTracker {
         }
         self.admissible_since = still;
         out.extend(quota_mismatches(state, plan));
-        self.sticky.retain(|(_, at)| now - at < self.sticky_ms);
-        out.extend(self.sticky.iter().map(|(d, _)| d.clone()));
+        let sticky_ms = self.sticky_ms;
+        self.sticky.retain(|_, (_, at)| now - *at < sticky_ms);
+        out.extend(self.sticky.values().map(|(d, _)| d.clone()));
         self.previous = Some(current);
         out.sort_by(|a, b| (a.kind, &a.subject).cmp(&(b.kind, &b.subject)));
         out.dedup_by(|a, b| a.kind == b.kind && a.subject == b.subject);
@@ -218,20 +239,23 @@ impl DriftTracker {
         for (by, victims) in actual {
             let predicted = prev.victims.get(&by).cloned().unwrap_or_default();
             if predicted != victims {
-                self.sticky.push((
-                    Drift {
-                        kind: DriftKind::DifferentVictims,
-                        subject: by.clone(),
-                        kueue: json!({"victims": victims}),
-                        engine: json!({"victims": predicted}),
-                        detail: format!(
-                            "Kueue preempted {} for {by}; the engine predicted {}",
-                            join(&victims),
-                            join(&predicted)
-                        ),
-                    },
-                    now,
-                ));
+                remember(
+                    &mut self.sticky,
+                    (
+                        Drift {
+                            kind: DriftKind::DifferentVictims,
+                            subject: by.clone(),
+                            kueue: json!({"victims": victims}),
+                            engine: json!({"victims": predicted}),
+                            detail: format!(
+                                "Kueue preempted {} for {by}; the engine predicted {}",
+                                join(&victims),
+                                join(&predicted)
+                            ),
+                        },
+                        now,
+                    ),
+                );
             }
         }
     }

@@ -104,6 +104,55 @@ spec:
   podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: '8'}}}]}}}]
 ";
 
+/// `BASE` with "big" holding its 8 GPUs in Kueue.
+fn admitted_state() -> ClusterState {
+    state(&format!(
+        "{BASE}status:
+  admission:
+    clusterQueue: cq
+    podSetAssignments: [{{name: main, flavors: {{nvidia.com/gpu: f}}, resourceUsage: {{nvidia.com/gpu: '8'}}, count: 1}}]
+  conditions:
+  - {{type: QuotaReserved, status: 'True', reason: QuotaReserved, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
+  - {{type: Admitted, status: 'True', reason: Admitted, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
+"
+    ))
+}
+
+#[test]
+fn a_workload_admitted_again_and_again_is_one_drift_listed_from_its_latest_time() {
+    let opts = PlanOptions {
+        now: 1_000,
+        ..PlanOptions::default()
+    };
+    let (pending, admitted) = (state(BASE), admitted_state());
+    let (pp, pa) = (
+        engine::plan(&pending, &opts),
+        engine::plan(&admitted, &opts),
+    );
+    let mut t = DriftTracker::with_grace_ms(0);
+    t.sticky_ms = 10_000;
+    let listed = |d: &[gangplank::source::drift::Drift]| {
+        d.iter()
+            .filter(|d| d.kind == DriftKind::AdmittedUnexpectedly && d.subject == "ns/big")
+            .count()
+    };
+    // Kueue admits "big" (the engine expected it to wait), evicts it, admits it again.
+    t.update(&pending, &pp, 1_000);
+    assert_eq!(listed(&t.update(&admitted, &pa, 2_000)), 1);
+    t.update(&pending, &pp, 3_000);
+    assert_eq!(listed(&t.update(&admitted, &pa, 9_000)), 1);
+    assert_eq!(
+        t.remembered(),
+        1,
+        "one entry per kind and subject, not one per time"
+    );
+    // 10.5 s after the first admission, 3.5 s after the second: still listed, once.
+    assert_eq!(listed(&t.update(&admitted, &pa, 12_500)), 1);
+    // 10.5 s after the second: gone.
+    assert_eq!(listed(&t.update(&admitted, &pa, 19_500)), 0);
+    assert_eq!(t.remembered(), 0);
+}
+
 #[test]
 fn admitted_unexpectedly_and_admissible_but_pending() {
     let pending = state(BASE);
