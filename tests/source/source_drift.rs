@@ -168,16 +168,7 @@ fn admitted_unexpectedly_and_admissible_but_pending() {
         "{d:?}"
     );
     // ... but Kueue admitted it.
-    let admitted = state(&format!(
-        "{BASE}status:
-  admission:
-    clusterQueue: cq
-    podSetAssignments: [{{name: main, flavors: {{nvidia.com/gpu: f}}, resourceUsage: {{nvidia.com/gpu: '8'}}, count: 1}}]
-  conditions:
-  - {{type: QuotaReserved, status: 'True', reason: QuotaReserved, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
-  - {{type: Admitted, status: 'True', reason: Admitted, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
-"
-    ));
+    let admitted = admitted_state();
     let d = t.update(&admitted, &engine::plan(&admitted, &opts), 2_000);
     let hit = d
         .iter()
