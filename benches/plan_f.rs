@@ -56,6 +56,9 @@ struct Row {
     doctor: Duration,
     engine_cycle: Duration,
     engine_full: Duration,
+    /// The full plan nominating on one thread (`PlanOptions::workers` = 1).
+    engine_full_serial: Duration,
+    workers: usize,
     cycles: usize,
     end: String,
     out1: usize,
@@ -77,6 +80,7 @@ fn measure(dir: &std::path::Path, kind: ShapeKind, scale: usize, runs: usize) ->
         max_cycles,
         ..PlanOptions::default()
     };
+    let workers = opts(1).workers;
     let run_plan = |max_cycles| {
         let state = load_paths(&paths).expect("dump parses");
         let plan = engine::plan(&state, &opts(max_cycles));
@@ -99,6 +103,13 @@ fn measure(dir: &std::path::Path, kind: ShapeKind, scale: usize, runs: usize) ->
     let state = load_paths(&paths).expect("dump parses");
     let (engine_cycle, _) = best(runs, || engine::plan(&state, &opts(1)));
     let (engine_full, _) = best(runs, || engine::plan(&state, &opts(100)));
+    let (engine_full_serial, _) = best(runs, || {
+        let serial = PlanOptions {
+            workers: 1,
+            ..opts(100)
+        };
+        engine::plan(&state, &serial)
+    });
     let end = match (converged, detected) {
         (true, _) => "converged".to_string(),
         (false, Some(d)) => format!("{} (period {})", d.name, d.period),
@@ -115,6 +126,8 @@ fn measure(dir: &std::path::Path, kind: ShapeKind, scale: usize, runs: usize) ->
         doctor,
         engine_cycle,
         engine_full,
+        engine_full_serial,
+        workers,
         cycles,
         end,
         out1,
@@ -134,7 +147,7 @@ fn main() {
          of the same bytes, same run (best of 3; large: 1 run)\n"
     );
     println!(
-        "{:<13} {:>5} {:>7} {:>9} {:>9} {:>16} {:>16} {:>16} {:>9} {:>9} {:>6} {:>24} {:>10} {:>11}",
+        "{:<13} {:>5} {:>7} {:>9} {:>9} {:>16} {:>16} {:>16} {:>9} {:>9} {:>12} {:>6} {:>24} {:>10} {:>11}",
         "shape",
         "scale",
         "objects",
@@ -145,19 +158,20 @@ fn main() {
         "doctor -f",
         "eng 1cyc",
         "eng full",
+        "eng full 1thr",
         "cycles",
         "end",
         "out c=1 MB",
         "out full MB"
     );
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for kind in ShapeKind::ALL {
         for &scale in &scales {
             let runs = if scale >= 50 { 1 } else { 3 };
             let r = measure(dir.path(), kind, scale, runs);
             let x = |d: Duration| format!("{:.0} ms {:.1}×", ms(d), ms(d) / ms(r.baseline));
             println!(
-                "{:<13} {:>5} {:>7} {:>9.1} {:>6.0} ms {:>16} {:>16} {:>16} {:>6.1} ms {:>6.0} ms {:>6} {:>24} {:>10.2} {:>11.2}",
+                "{:<13} {:>5} {:>7} {:>9.1} {:>6.0} ms {:>16} {:>16} {:>16} {:>6.1} ms {:>6.0} ms {:>9.0} ms {:>6} {:>24} {:>10.2} {:>11.2}",
                 r.shape,
                 r.scale,
                 r.objects,
@@ -168,6 +182,7 @@ fn main() {
                 x(r.doctor),
                 ms(r.engine_cycle),
                 ms(r.engine_full),
+                ms(r.engine_full_serial),
                 r.cycles,
                 r.end,
                 r.out1 as f64 / 1e6,
@@ -175,6 +190,12 @@ fn main() {
             );
             rows.push(r);
         }
+    }
+    if let Some(r) = rows.first() {
+        println!(
+            "\nplans nominate each cycle's heads on {} threads (`eng full 1thr`: on one)",
+            r.workers
+        );
     }
     println!(
         "\nscaling: µs per object (ratio to scale 1); goal: flat within 2×. The last column is \

@@ -175,6 +175,154 @@ fn fits_now(st: &EngineState<'_>, cq: CqIdx, usage: &[(usize, i128)]) -> bool {
         .all(|&(fr, q)| q <= st.tree.cq_available(node, fr))
 }
 
+/// Below this many heads a cycle nominates them on one thread: a worker's start and its
+/// copy of the quota tree cost more than it would save.
+const PARALLEL_MIN_HEADS: usize = 32;
+
+/// Nominates every head against the cycle's snapshot, in `heads` order.
+///
+/// Kueue nominates every head against the same snapshot before processing any
+/// (`scheduler.go` `nominate`): each nomination reads the snapshot and leaves it as it
+/// found it, so heads are independent and, with classical preemption, are shared among
+/// [`super::PlanOptions::workers`] threads (each a [`EngineState::fork`]). The entries
+/// and the work counter are the same whatever the number of workers. Fair sharing's
+/// searches keep notes and caches in the state, so they stay on one thread.
+fn nominate_heads(st: &mut EngineState<'_>, heads: &[(WlIdx, CqIdx)]) -> Vec<Entry> {
+    let workers = st.opts.workers.clamp(1, heads.len().max(1));
+    if workers == 1 || st.fair.enabled || heads.len() < PARALLEL_MIN_HEADS {
+        let mut ns_cache = BTreeMap::new();
+        return heads
+            .iter()
+            .map(|&(wl, cq)| nominate_head(st, wl, cq, &mut ns_cache))
+            .collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // each worker takes the next head not taken yet: heads differ a lot in cost
+    let drain = |st: &mut EngineState<'_>| {
+        let mut ns_cache = BTreeMap::new();
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&(wl, cq)) = heads.get(i) else { break };
+            done.push((i, nominate_head(st, wl, cq, &mut ns_cache)));
+        }
+        done
+    };
+    let mut forks: Vec<EngineState<'_>> = (1..workers).map(|_| st.fork()).collect();
+    let mut slots: Vec<Option<Entry>> = (0..heads.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = forks.iter_mut().map(|f| scope.spawn(|| drain(f))).collect();
+        let mine = drain(st);
+        let theirs = handles.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        for (i, e) in std::iter::once(mine).chain(theirs).flatten() {
+            slots[i] = Some(e);
+        }
+    });
+    for f in forks {
+        st.steps.set(st.steps.get() + f.steps.get());
+    }
+    st.parallel_heads += heads.len() as u64;
+    slots
+        .into_iter()
+        .map(|e| e.expect("every head nominated"))
+        .collect()
+}
+
+/// Fair sharing's notes on the last search's victims (none with classical preemption,
+/// whose workers must not write the shared fair-sharing state).
+fn take_fair_notes(st: &mut EngineState<'_>) -> Vec<(WlIdx, String)> {
+    if st.fair.enabled {
+        std::mem::take(&mut st.fair.last_notes)
+    } else {
+        Vec::new()
+    }
+}
+
+/// Nominates one head (`scheduler.go` `nominate`): namespace selector, resource
+/// validation, flavor assignment and, when preempting, its targets.
+fn nominate_head<'a>(
+    st: &mut EngineState<'a>,
+    wl: WlIdx,
+    cq: CqIdx,
+    ns_cache: &mut BTreeMap<(&'a str, CqIdx), bool>,
+) -> Entry {
+    let w = st.wls[wl].wl;
+    let ns_ok = match &st.cqs[cq].spec.namespace_selector {
+        None => false,
+        // `{}` matches every namespace: no need to build its labels
+        Some(s) if s.match_labels.is_empty() && s.match_expressions.is_empty() => true,
+        Some(s) => *ns_cache
+            .entry((w.namespace.as_str(), cq))
+            .or_insert_with(|| s.matches(&st.namespace_labels(&w.namespace))),
+    };
+    if !ns_ok {
+        return Entry {
+            wl,
+            cq,
+            assignment: None,
+            targets: Vec::new(),
+            outcome: EntryOutcome::NamespaceMismatch,
+            fair_note: None,
+            victim_notes: Vec::new(),
+        };
+    }
+    if w.pod_sets.iter().any(|p| p.invalid.is_some()) {
+        return Entry {
+            wl,
+            cq,
+            assignment: None,
+            targets: Vec::new(),
+            outcome: EntryOutcome::InvalidResources,
+            fair_note: None,
+            victim_notes: Vec::new(),
+        };
+    }
+    let policy = &st.cqs[cq].spec.preemption;
+    let base = PreemptionCtx {
+        priority: st.wls[wl].priority,
+        queue_ts: st.wls[wl].queue_ts,
+        preemptor: Some(wl),
+        cq,
+        usage: Vec::new(),
+        frs_need: Vec::new(),
+        policy,
+    };
+    st.step();
+    let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
+    let mut victim_notes = take_fair_notes(st);
+    let viable = |a: &Assignment, t: &[Target]| {
+        a.mode == Mode::Fit || (a.mode == Mode::Preempt && !t.is_empty())
+    };
+    if !viable(&a, &targets)
+        && st.kueue.gate("PartialAdmission")
+        && let Some((pa, pt)) = partial_admission(st, cq, w, &base, viable)
+    {
+        (a, targets) = (pa, pt);
+        victim_notes = take_fair_notes(st);
+    }
+    if targets.is_empty() {
+        victim_notes.clear();
+    }
+    let outcome = match a.mode {
+        Mode::NoFit => EntryOutcome::NoFit,
+        Mode::Preempt if targets.is_empty() => EntryOutcome::NoCandidates,
+        Mode::Preempt => EntryOutcome::Preempting,
+        Mode::Fit => EntryOutcome::Admitted,
+    };
+    Entry {
+        wl,
+        cq,
+        assignment: Some(a),
+        targets,
+        outcome,
+        fair_note: None,
+        victim_notes,
+    }
+}
+
 /// Runs one cycle on the snapshot. Admissions are applied to `st`; victims are only
 /// reported (they keep their quota until the caller releases them).
 pub fn run(st: &mut EngineState<'_>) -> CycleResult {
@@ -199,85 +347,7 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
 
     // --- nominate
     st.cand_order = Some(super::preemption::candidates::CandOrder::build(st));
-    let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
-    let mut ns_cache: BTreeMap<(&str, CqIdx), bool> = BTreeMap::new();
-    for (wl, cq) in heads {
-        let w = st.wls[wl].wl;
-        let ns_ok = match &st.cqs[cq].spec.namespace_selector {
-            None => false,
-            // `{}` matches every namespace: no need to build its labels
-            Some(s) if s.match_labels.is_empty() && s.match_expressions.is_empty() => true,
-            Some(s) => *ns_cache
-                .entry((w.namespace.as_str(), cq))
-                .or_insert_with(|| s.matches(&st.namespace_labels(&w.namespace))),
-        };
-        if !ns_ok {
-            entries.push(Entry {
-                wl,
-                cq,
-                assignment: None,
-                targets: Vec::new(),
-                outcome: EntryOutcome::NamespaceMismatch,
-                fair_note: None,
-                victim_notes: Vec::new(),
-            });
-            continue;
-        }
-        if w.pod_sets.iter().any(|p| p.invalid.is_some()) {
-            entries.push(Entry {
-                wl,
-                cq,
-                assignment: None,
-                targets: Vec::new(),
-                outcome: EntryOutcome::InvalidResources,
-                fair_note: None,
-                victim_notes: Vec::new(),
-            });
-            continue;
-        }
-        let policy = &st.cqs[cq].spec.preemption;
-        let base = PreemptionCtx {
-            priority: st.wls[wl].priority,
-            queue_ts: st.wls[wl].queue_ts,
-            preemptor: Some(wl),
-            cq,
-            usage: Vec::new(),
-            frs_need: Vec::new(),
-            policy,
-        };
-        st.step();
-        let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
-        let mut victim_notes = std::mem::take(&mut st.fair.last_notes);
-        let viable = |a: &Assignment, t: &[Target]| {
-            a.mode == Mode::Fit || (a.mode == Mode::Preempt && !t.is_empty())
-        };
-        if !viable(&a, &targets)
-            && st.kueue.gate("PartialAdmission")
-            && let Some((pa, pt)) = partial_admission(st, cq, w, &base, viable)
-        {
-            (a, targets) = (pa, pt);
-            victim_notes = std::mem::take(&mut st.fair.last_notes);
-        }
-        if targets.is_empty() {
-            victim_notes.clear();
-        }
-        let outcome = match a.mode {
-            Mode::NoFit => EntryOutcome::NoFit,
-            Mode::Preempt if targets.is_empty() => EntryOutcome::NoCandidates,
-            Mode::Preempt => EntryOutcome::Preempting,
-            Mode::Fit => EntryOutcome::Admitted,
-        };
-        entries.push(Entry {
-            wl,
-            cq,
-            assignment: Some(a),
-            targets,
-            outcome,
-            fair_note: None,
-            victim_notes,
-        });
-    }
-
+    let mut entries = nominate_heads(st, &heads);
     st.cand_order = None;
 
     // --- order and process. Classical (makeClassicalIterator): borrowing level,

@@ -20,6 +20,7 @@ pub mod plan;
 pub mod preemption;
 pub mod proposals;
 pub mod quota;
+pub mod shared;
 pub mod state;
 pub mod step;
 pub mod testing;
@@ -56,6 +57,16 @@ pub struct PlanOptions {
     /// (`false`, the default: the plan's size stays linear in cycles + objects; earlier
     /// cycles keep their `pending` key as an empty list).
     pub pending_in_every_cycle: bool,
+    /// Threads that nominate a cycle's heads (classical preemption, 32 heads or more;
+    /// see `cycle.rs`). The plan is the same for any number; the default is what the
+    /// machine offers ([`available_workers`]).
+    pub workers: usize,
+}
+
+/// The nomination threads a plan uses by default: the machine's parallelism, at most 4
+/// (beyond that, the cycle's serial processing dominates).
+pub fn available_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 impl Default for PlanOptions {
@@ -65,6 +76,7 @@ impl Default for PlanOptions {
             max_cycles: 100,
             fair_sharing: false,
             pending_in_every_cycle: false,
+            workers: available_workers(),
         }
     }
 }

@@ -58,6 +58,9 @@ pub struct PlanStats {
     /// Heads nominated + preemption candidates classified + fit checks.
     pub steps: u64,
     pub cycles: usize,
+    /// Heads nominated in cycles that shared their nominations among threads
+    /// ([`super::PlanOptions::workers`]).
+    pub parallel_heads: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

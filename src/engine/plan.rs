@@ -114,9 +114,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
                 deferred[t.wl] = None;
             }
         }
-        for &c in &touched {
-            st.flush_inadmissible(c);
-        }
+        st.flush_inadmissible_of(touched.iter().copied());
         st.clock += 1;
 
         let changed = !out.admitted.is_empty()
@@ -174,6 +172,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
     let stats = PlanStats {
         steps: st.steps.get(),
         cycles: cycles.len(),
+        parallel_heads: st.parallel_heads,
     };
     Plan {
         cycles,
@@ -283,7 +282,7 @@ fn fingerprint(st: &EngineState<'_>) -> u64 {
             WlState::Gone => (w, 4u8).hash(&mut h),
         }
     }
-    for c in &st.cqs {
+    for c in st.cqs.iter() {
         c.heap.len().hash(&mut h);
         for k in &c.heap {
             k.idx.hash(&mut h);

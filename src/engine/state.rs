@@ -14,6 +14,7 @@ use crate::model::{ClusterQueue, ClusterState, LocalQueue, StopPolicy, Timestamp
 
 use super::PlanOptions;
 use super::quota::{FrId, FrTable, Node, NodeId, QuotaTree};
+use super::shared::Shared;
 
 pub type CqIdx = usize;
 pub type WlIdx = usize;
@@ -139,19 +140,19 @@ impl CqInfo<'_> {
 pub struct EngineState<'a> {
     pub cluster: &'a ClusterState,
     pub opts: PlanOptions,
-    pub frs: FrTable,
+    pub frs: Shared<FrTable>,
     pub tree: QuotaTree,
-    pub cqs: Vec<CqInfo<'a>>,
-    pub cq_by_name: BTreeMap<&'a str, CqIdx>,
-    pub node_cq: Vec<Option<CqIdx>>,
+    pub cqs: Shared<Vec<CqInfo<'a>>>,
+    pub cq_by_name: Shared<BTreeMap<&'a str, CqIdx>>,
+    pub node_cq: Shared<Vec<Option<CqIdx>>>,
     /// Every non-finished workload, in `(namespace, name)` order (see [`Self::wl_index`]).
-    pub wls: Vec<WlInfo<'a>>,
+    pub wls: Shared<Vec<WlInfo<'a>>>,
     /// Usage arena: each admitted workload's (flavor, resource) usage is a span of it.
     /// Admissions append; a released span is simply abandoned (a plan admits at most
     /// one workload per ClusterQueue per cycle, so the waste is bounded).
-    pub usages: Vec<(FrId, i128)>,
+    pub usages: Shared<Vec<(FrId, i128)>>,
     /// (namespace, LocalQueue) → LocalQueue, for allocation-free lookups.
-    pub lq_index: HashMap<(&'a str, &'a str), &'a LocalQueue>,
+    pub lq_index: Shared<HashMap<(&'a str, &'a str), &'a LocalQueue>>,
     pub warnings: Vec<String>,
     /// Logical time of the simulated cycles (ms); starts at `opts.now`.
     pub clock: Timestamp,
@@ -159,13 +160,15 @@ pub struct EngineState<'a> {
     /// victims, DeferredFit, capacity held for a Preempt-without-targets entry).
     pub reserved: Vec<(NodeId, Vec<(FrId, i128)>)>,
     /// Kueue's fair sharing: on/off, strategies, weights ([`super::fair`]).
-    pub fair: super::fair::FairState,
+    pub fair: Shared<super::fair::FairState>,
     /// Work counter (preemption candidates classified + fit checks), for scale guards:
     /// see [`crate::engine::PlanStats`].
     pub steps: std::cell::Cell<u64>,
+    /// Heads nominated in cycles that shared their nominations among threads.
+    pub parallel_heads: u64,
     /// Kueue's configuration (defaults when the input has none): request rewriting,
     /// feature gates.
-    pub kueue: crate::model::kueue_config::KueueConfig,
+    pub kueue: Shared<crate::model::kueue_config::KueueConfig>,
     /// While a cycle nominates its heads (admitted sets do not change then): each
     /// ClusterQueue's admitted workloads in Kueue's candidate order, walked lazily by
     /// each preemptor's search. `None` otherwise.
@@ -446,21 +449,51 @@ impl<'a> EngineState<'a> {
         EngineState {
             cluster,
             opts: opts.clone(),
-            fair,
-            kueue: cluster.kueue_config.clone().unwrap_or_default(),
-            frs,
+            fair: Shared::new(fair),
+            kueue: Shared::new(cluster.kueue_config.clone().unwrap_or_default()),
+            frs: Shared::new(frs),
             tree,
-            cqs,
-            cq_by_name,
-            node_cq,
-            wls,
-            usages,
-            lq_index,
+            cqs: Shared::new(cqs),
+            cq_by_name: Shared::new(cq_by_name),
+            node_cq: Shared::new(node_cq),
+            wls: Shared::new(wls),
+            usages: Shared::new(usages),
+            lq_index: Shared::new(lq_index),
             warnings,
             clock: opts.now,
             reserved: Vec::new(),
             steps: std::cell::Cell::new(0),
+            parallel_heads: 0,
             cand_order: None,
+            search_memo: None,
+        }
+    }
+
+    /// A worker's copy for nominating heads in parallel ([`super::cycle`]): its own quota
+    /// tree (every search moves usage and restores it), work counter and search memo;
+    /// everything else shared with `self` ([`Shared`]: nothing writes it while heads are
+    /// nominated). The candidate order is shared too; cohort lists the worker needs are
+    /// built in its copy.
+    pub fn fork(&self) -> EngineState<'a> {
+        EngineState {
+            cluster: self.cluster,
+            opts: self.opts.clone(),
+            frs: self.frs.clone(),
+            tree: self.tree.clone(),
+            cqs: self.cqs.clone(),
+            cq_by_name: self.cq_by_name.clone(),
+            node_cq: self.node_cq.clone(),
+            wls: self.wls.clone(),
+            usages: self.usages.clone(),
+            lq_index: self.lq_index.clone(),
+            warnings: Vec::new(),
+            clock: self.clock,
+            reserved: self.reserved.clone(),
+            fair: self.fair.clone(),
+            steps: std::cell::Cell::new(0),
+            parallel_heads: 0,
+            kueue: self.kueue.clone(),
+            cand_order: self.cand_order.clone(),
             search_memo: None,
         }
     }
@@ -480,7 +513,11 @@ impl<'a> EngineState<'a> {
     /// ClusterQueues whose queues are affected by a quota change in `cq`: the whole
     /// tree under its root cohort (Kueue requeues inadmissible workloads per root).
     pub fn cqs_in_same_tree(&self, cq: CqIdx) -> Vec<CqIdx> {
-        let root = self.tree.root(self.cqs[cq].node);
+        self.cqs_under(self.tree.root(self.cqs[cq].node))
+    }
+
+    /// The ClusterQueues under `root` (itself included if it is one), sorted.
+    fn cqs_under(&self, root: NodeId) -> Vec<CqIdx> {
         let mut out = Vec::new();
         let mut stack = vec![root];
         while let Some(n) = stack.pop() {
@@ -508,11 +545,27 @@ impl<'a> EngineState<'a> {
         format!("/{}", parts.join("/"))
     }
 
-    /// Moves every inadmissible workload of the tree containing `cq` back to its heap.
-    pub fn flush_inadmissible(&mut self, cq: CqIdx) {
-        for c in self.cqs_in_same_tree(cq) {
-            let moved = std::mem::take(&mut self.cqs[c].inadmissible);
-            self.cqs[c].heap.extend(moved);
+    /// Moves every inadmissible workload of the trees containing `cqs` back to its heap
+    /// (Kueue requeues per root cohort), walking each tree once however many of its
+    /// ClusterQueues are listed: a cycle that releases hundreds of victims in one tree
+    /// would otherwise walk it hundreds of times.
+    pub fn flush_inadmissible_of(&mut self, cqs: impl IntoIterator<Item = CqIdx>) {
+        let mut roots: Vec<NodeId> = cqs
+            .into_iter()
+            .map(|c| self.tree.root(self.cqs[c].node))
+            .collect();
+        roots.sort_unstable();
+        roots.dedup();
+        for root in roots {
+            let in_tree = self.cqs_under(root);
+            let queues = &mut *self.cqs;
+            for c in in_tree {
+                let q = &mut queues[c];
+                if !q.inadmissible.is_empty() {
+                    let moved = std::mem::take(&mut q.inadmissible);
+                    q.heap.extend(moved);
+                }
+            }
         }
     }
 

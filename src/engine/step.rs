@@ -192,9 +192,7 @@ pub fn schedule_cycle(
         });
     }
     // an admission is a quota change: the tree's inadmissible workloads are requeued
-    for c in touched {
-        st.flush_inadmissible(c);
-    }
+    st.flush_inadmissible_of(touched);
 
     // pending: evaluated heads first get their cycle's explanation
     for cq in 0..st.cqs.len() {

@@ -121,3 +121,50 @@ fn the_same_seed_gives_the_same_bytes() {
         );
     }
 }
+
+/// Nominating a cycle's heads on several threads (`PlanOptions::workers`) must not change
+/// the plan: the same admissions, preemptions, pending rows and explanations, the same
+/// loop found, and the same counted work, on every generated shape.
+#[test]
+fn the_plan_is_the_same_for_any_number_of_nomination_threads() {
+    for kind in ShapeKind::ALL {
+        // scale 4: 40 ClusterQueues in the cohort shapes, enough heads for the threads
+        let state = load(&Shape::named(kind, 4), false);
+        let run = |workers: usize| {
+            plan(
+                &state,
+                &PlanOptions {
+                    now: NOW,
+                    max_cycles: 30,
+                    pending_in_every_cycle: true,
+                    workers,
+                    ..PlanOptions::default()
+                },
+            )
+        };
+        let serial = run(1);
+        assert_eq!(serial.stats.parallel_heads, 0);
+        for workers in [2, 3] {
+            let parallel = run(workers);
+            let without_stats = |p: &gangplank::engine::Plan| gangplank::engine::Plan {
+                stats: Default::default(),
+                ..p.clone()
+            };
+            assert_eq!(
+                without_stats(&parallel),
+                without_stats(&serial),
+                "{} with {workers} nomination threads planned differently",
+                kind.name()
+            );
+            assert_eq!(parallel.stats.steps, serial.stats.steps, "{}", kind.name());
+            if kind != ShapeKind::Flat {
+                // one ClusterQueue has one head: only the cohort shapes go parallel
+                assert!(
+                    parallel.stats.parallel_heads > 0,
+                    "{}: no cycle nominated on {workers} threads",
+                    kind.name()
+                );
+            }
+        }
+    }
+}

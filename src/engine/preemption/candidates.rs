@@ -1,5 +1,7 @@
 //! Candidate collection (`pkg/scheduler/preemption/classical/hierarchical_preemption.go`).
 
+use std::sync::Arc;
+
 use crate::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 
 use super::super::quota::{FrId, NodeId};
@@ -126,11 +128,12 @@ fn classify(
 pub struct CandOrder {
     /// Per ClusterQueue: its admitted workloads by rank (evicted ones first, each group
     /// by ascending priority).
-    pub per_cq: Vec<Vec<Listed>>,
+    /// (Shared with the nomination workers' copies, as are the next two.)
+    pub per_cq: Arc<Vec<Vec<Listed>>>,
     /// Per ClusterQueue: how many of `per_cq` are evicted (they come first).
-    pub evicted: Vec<usize>,
+    pub evicted: Arc<Vec<usize>>,
     /// Every admitted workload in rank order, with what [`CohortLists::build`] reads.
-    global: Vec<Global>,
+    global: Arc<Vec<Global>>,
     /// Per set of contested (flavor, resource) pairs: [`CohortLists`], built on first use.
     pub cohort_lists: Vec<(Vec<FrId>, CohortLists)>,
 }
@@ -278,9 +281,9 @@ impl CandOrder {
             });
         }
         CandOrder {
-            per_cq,
-            evicted,
-            global,
+            per_cq: Arc::new(per_cq),
+            evicted: Arc::new(evicted),
+            global: Arc::new(global),
             cohort_lists: Vec::new(),
         }
     }
