@@ -390,8 +390,13 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
                 w.tie,
             )
         });
+        proc.victims_out = true;
         for e in &mut entries {
             process(st, e, &mut proc, &mut result);
+        }
+        // the victims keep their quota until the caller releases them
+        for (t, _) in &result.victims {
+            st.add_usage_of(t.wl);
         }
     }
 
@@ -434,6 +439,60 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
 struct Processing {
     preempted_by_root: BTreeMap<usize, Vec<WlIdx>>,
     preempted_set: BTreeSet<WlIdx>,
+    /// The victims chosen so far are out of the snapshot while the entries are processed
+    /// (classical order), instead of being taken out and put back for each entry's
+    /// re-check: the same answers, without moving every earlier victim of the tree for
+    /// every later entry. Fair sharing's tournament reads the snapshot between entries
+    /// with the victims in, so there they are moved per check as Kueue does.
+    victims_out: bool,
+}
+
+impl Processing {
+    /// Whether `usage` fits in `cq` once this cycle's victims of its tree and `also` are
+    /// gone.
+    fn fits_after(
+        &self,
+        st: &mut EngineState<'_>,
+        cq: CqIdx,
+        usage: &[(usize, i128)],
+        preempted: &[WlIdx],
+        also: &[WlIdx],
+    ) -> bool {
+        if self.victims_out {
+            return fits_without(st, cq, usage, also);
+        }
+        if also.is_empty() {
+            return fits_without(st, cq, usage, preempted);
+        }
+        let mut gone = preempted.to_vec();
+        gone.extend_from_slice(also);
+        fits_without(st, cq, usage, &gone)
+    }
+
+    /// `cq`'s usage of `fr` with this cycle's victims still in (as Kueue's snapshot has it).
+    fn usage_with_victims(
+        &self,
+        st: &EngineState<'_>,
+        cq: CqIdx,
+        fr: usize,
+        preempted: &[WlIdx],
+    ) -> i128 {
+        let node = st.cqs[cq].node;
+        let mut used = st.tree.usage(node, fr);
+        if self.victims_out {
+            for &v in preempted {
+                if st.wls[v].cq == Some(cq) {
+                    used += st
+                        .usage_of(v)
+                        .iter()
+                        .filter(|&&(f, _)| f == fr)
+                        .map(|&(_, q)| q)
+                        .sum::<i128>();
+                }
+            }
+        }
+        used
+    }
 }
 
 /// `processEntry`: re-check, then NoFit / reserve / skip / preempt / admit.
@@ -443,11 +502,27 @@ fn process(
     proc: &mut Processing,
     result: &mut CycleResult,
 ) {
+    if e.assignment.is_none() {
+        return;
+    }
+    let root = st.tree.root(st.cqs[e.cq].node);
+    let mut preempted = std::mem::take(proc.preempted_by_root.entry(root).or_default());
+    process_entry(st, e, proc, &mut preempted, result);
+    proc.preempted_by_root.insert(root, preempted);
+}
+
+/// [`process`] for an entry with an assignment; `preempted` are the cycle's victims in
+/// the entry's tree so far.
+fn process_entry(
+    st: &mut EngineState<'_>,
+    e: &mut Entry,
+    proc: &mut Processing,
+    preempted: &mut Vec<WlIdx>,
+    result: &mut CycleResult,
+) {
     let Some(a) = e.assignment.as_ref() else {
         return;
     };
-    let root = st.tree.root(st.cqs[e.cq].node);
-    let preempted = proc.preempted_by_root.entry(root).or_default();
     match e.outcome {
         EntryOutcome::NoFit => {}
         EntryOutcome::NoCandidates => {
@@ -460,13 +535,14 @@ fn process(
                 let mut reserve = Vec::new();
                 for &(fr, req) in &a.usage {
                     let n = &st.tree.nodes[node];
+                    let used = proc.usage_with_victims(st, e.cq, fr, preempted);
                     let amount = if borrowing {
                         match n.borrowing_limit[fr] {
-                            Some(bl) => req.min(n.nominal[fr] + bl - st.tree.usage(node, fr)),
+                            Some(bl) => req.min(n.nominal[fr] + bl - used),
                             None => req,
                         }
                     } else {
-                        req.min(n.nominal[fr] - st.tree.usage(node, fr)).max(0)
+                        req.min(n.nominal[fr] - used).max(0)
                     };
                     if amount > 0 {
                         reserve.push((fr, amount));
@@ -479,7 +555,7 @@ fn process(
         EntryOutcome::Preempting => {
             let overlap = e.targets.iter().any(|t| proc.preempted_set.contains(&t.wl));
             if overlap {
-                if fits_without(st, e.cq, &a.usage, preempted) {
+                if proc.fits_after(st, e.cq, &a.usage, preempted, &[]) {
                     e.outcome = EntryOutcome::DeferredFit;
                     let node = st.cqs[e.cq].node;
                     st.tree.add_all(node, &a.usage);
@@ -489,9 +565,8 @@ fn process(
                 }
                 return;
             }
-            let mut gone = preempted.clone();
-            gone.extend(e.targets.iter().map(|t| t.wl));
-            if !fits_without(st, e.cq, &a.usage, &gone) {
+            let targets: Vec<WlIdx> = e.targets.iter().map(|t| t.wl).collect();
+            if !proc.fits_after(st, e.cq, &a.usage, preempted, &targets) {
                 e.outcome = EntryOutcome::SkippedNoLongerFits;
                 return;
             }
@@ -499,6 +574,9 @@ fn process(
                 preempted.push(t.wl);
                 proc.preempted_set.insert(t.wl);
                 result.victims.push((*t, e.wl));
+                if proc.victims_out {
+                    st.remove_usage_of(t.wl);
+                }
             }
             let node = st.cqs[e.cq].node;
             st.tree.add_all(node, &a.usage);
@@ -508,7 +586,7 @@ fn process(
             }
         }
         EntryOutcome::Admitted => {
-            if !fits_without(st, e.cq, &a.usage, preempted) {
+            if !proc.fits_after(st, e.cq, &a.usage, preempted, &[]) {
                 e.outcome = EntryOutcome::SkippedNoLongerFits;
                 return;
             }
