@@ -268,30 +268,38 @@ impl LoopDetector {
     }
 }
 
-/// A hash of the scheduling state between cycles (not of simulated time).
+/// A hash of the scheduling state between cycles (not of simulated time). Each
+/// workload is one word (index, state, ClusterQueue), and its usage raw words: the
+/// hasher's cost is per byte and this runs after every cycle over every workload.
 fn fingerprint(st: &EngineState<'_>) -> u64 {
     let mut h = DefaultHasher::new();
+    let cq_word = |cq: Option<usize>| cq.map_or(0, |c| c as u64 + 1);
     for (w, info) in st.wls.iter().enumerate() {
-        match info.state {
-            WlState::Admitted => {
-                (w, 1u8, info.cq).hash(&mut h);
-                st.usage_of(w).hash(&mut h);
+        let (tag, cq) = match info.state {
+            WlState::Admitted => (1u64, cq_word(info.cq)),
+            WlState::Queued => (2, cq_word(info.cq)),
+            WlState::NotQueued(_) => (3, 0),
+            WlState::Gone => (4, 0),
+        };
+        // indexes fit: fewer than 2^32 workloads and 2^28 ClusterQueues
+        h.write_u64((w as u64) << 32 | tag << 28 | cq);
+        if tag == 1 {
+            for &(fr, q) in st.usage_of(w) {
+                h.write_u64(fr as u64);
+                h.write_u128(q as u128);
             }
-            WlState::Queued => (w, 2u8, info.cq).hash(&mut h),
-            WlState::NotQueued(_) => (w, 3u8).hash(&mut h),
-            WlState::Gone => (w, 4u8).hash(&mut h),
         }
     }
     for c in st.cqs.iter() {
-        c.heap.len().hash(&mut h);
+        h.write_u64(c.heap.len() as u64);
         for k in &c.heap {
-            k.idx.hash(&mut h);
+            h.write_u64(k.idx as u64);
         }
-        c.inadmissible.len().hash(&mut h);
+        h.write_u64(c.inadmissible.len() as u64);
         for k in &c.inadmissible {
-            k.idx.hash(&mut h);
+            h.write_u64(k.idx as u64);
         }
-        c.sticky.hash(&mut h);
+        h.write_u64(c.sticky.map_or(0, |w| w as u64 + 1));
     }
     h.finish()
 }
