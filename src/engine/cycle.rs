@@ -346,7 +346,9 @@ pub fn run(st: &mut EngineState<'_>) -> CycleResult {
     }
 
     // --- nominate
-    st.cand_order = Some(super::preemption::candidates::CandOrder::build(st));
+    st.cand_order = Some(super::preemption::candidates::CandOrder::build_for_cycle(
+        st,
+    ));
     let mut entries = nominate_heads(st, &heads);
     st.cand_order = None;
 

@@ -178,6 +178,11 @@ pub struct EngineState<'a> {
     /// search reuses an oracle's result when its inputs are the same. The snapshot does
     /// not change in between (every search restores it).
     pub search_memo: Option<Vec<super::preemption::search::MemoEntry>>,
+    /// The admitted workloads in candidate order as the last cycle sorted them, and the
+    /// workloads admitted since: the next cycle's order is merged from them
+    /// ([`super::preemption::candidates::CandOrder::build_for_cycle`]).
+    pub cand_sorted: Vec<super::preemption::candidates::Ranked>,
+    pub admitted_since: Vec<WlIdx>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -466,6 +471,8 @@ impl<'a> EngineState<'a> {
             parallel_heads: 0,
             cand_order: None,
             search_memo: None,
+            cand_sorted: Vec::new(),
+            admitted_since: Vec::new(),
         }
     }
 
@@ -495,6 +502,9 @@ impl<'a> EngineState<'a> {
             kueue: self.kueue.clone(),
             cand_order: self.cand_order.clone(),
             search_memo: None,
+            // a fork nominates; it never builds a cycle's order
+            cand_sorted: Vec::new(),
+            admitted_since: Vec::new(),
         }
     }
 
@@ -653,6 +663,9 @@ impl<'a> EngineState<'a> {
         }
         self.tree.add_all(self.cqs[cq].node, usage);
         self.cqs[cq].admitted.insert(idx);
+        if !self.cand_sorted.is_empty() {
+            self.admitted_since.push(idx);
+        }
         let span = UsageSpan {
             start: self.usages.len() as u32,
             len: usage.len() as u32,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::model::{BorrowWithinCohortPolicy, ReclaimWithinCohort, WithinClusterQueue};
 
 use super::super::quota::{FrId, NodeId};
-use super::super::state::{CqIdx, EngineState, WlIdx};
+use super::super::state::{CqIdx, EngineState, WlIdx, WlState};
 use super::{PreemptionCtx, PreemptionReason};
 
 /// How a candidate may be preempted (`preemptionVariant`).
@@ -163,6 +163,25 @@ struct Global {
     wide: bool,
 }
 
+/// Merges two lists sorted by [`rank_cmp`].
+fn merge_sorted(st: &EngineState<'_>, a: Vec<Ranked>, b: Vec<Ranked>) -> Vec<Ranked> {
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        if rank_cmp(st, x, y) == std::cmp::Ordering::Greater {
+            out.extend(b.next());
+        } else {
+            out.extend(a.next());
+        }
+    }
+    out.extend(a);
+    out.extend(b);
+    out
+}
+
 /// Bits of the pairs below 64, and whether any pair is at 64 or above.
 fn fr_bits(frs: impl Iterator<Item = FrId>) -> (u64, bool) {
     frs.fold((0, false), |(bits, wide), fr| {
@@ -236,28 +255,90 @@ impl CohortLists {
 /// reservation first, uid rank.
 type OrderKey = (bool, i32, std::cmp::Reverse<i64>, u32);
 
+/// An admitted workload with its order key, as [`CandOrder::build`] sorts them.
+pub type Ranked = (OrderKey, CqIdx, WlIdx);
+
+fn order_key(x: &super::super::state::WlInfo<'_>) -> OrderKey {
+    (
+        !x.evicted,
+        x.priority,
+        std::cmp::Reverse(x.reserve_time),
+        x.uid_rank,
+    )
+}
+
+fn rank_cmp(st: &EngineState<'_>, (ka, _, a): &Ranked, (kb, _, b): &Ranked) -> std::cmp::Ordering {
+    ka.cmp(kb)
+        .then_with(|| super::super::state::key_cmp(st.wls[*a].wl, st.wls[*b].wl))
+        .then(a.cmp(b))
+}
+
 impl CandOrder {
+    /// The order of the snapshot's admitted workloads, sorted from scratch.
     pub fn build(st: &EngineState<'_>) -> CandOrder {
+        Self::from_sorted(st, &Self::sorted(st))
+    }
+
+    fn sorted(st: &EngineState<'_>) -> Vec<Ranked> {
         // keys materialized next to each workload: the sort compares integers in one
         // array instead of reading every workload's record per comparison
-        let mut all: Vec<(OrderKey, CqIdx, WlIdx)> = Vec::new();
+        let mut all: Vec<Ranked> = Vec::new();
         for (c, q) in st.cqs.iter().enumerate() {
-            all.extend(q.admitted.iter().map(|&w| {
-                let x = &st.wls[w];
-                let key = (
-                    !x.evicted,
-                    x.priority,
-                    std::cmp::Reverse(x.reserve_time),
-                    x.uid_rank,
-                );
-                (key, c, w)
-            }));
+            all.extend(q.admitted.iter().map(|&w| (order_key(&st.wls[w]), c, w)));
         }
-        all.sort_unstable_by(|(ka, _, a), (kb, _, b)| {
-            ka.cmp(kb)
-                .then_with(|| super::super::state::key_cmp(st.wls[*a].wl, st.wls[*b].wl))
-                .then(a.cmp(b))
-        });
+        all.sort_unstable_by(|a, b| rank_cmp(st, a, b));
+        all
+    }
+
+    /// [`Self::build`] for a cycle: between cycles only a few workloads are admitted or
+    /// released, so the previous cycle's sorted list ([`EngineState::cand_sorted`]) is
+    /// kept where still true (admitted in the same ClusterQueue with the same key), the
+    /// workloads admitted since ([`EngineState::admitted_since`]) are sorted and merged
+    /// in. The result is the same order as a full sort.
+    pub fn build_for_cycle(st: &mut EngineState<'_>) -> CandOrder {
+        let prev = std::mem::take(&mut st.cand_sorted);
+        let mut since = std::mem::take(&mut st.admitted_since);
+        let all = if prev.is_empty() {
+            Self::sorted(st)
+        } else {
+            // kept: still admitted in the same ClusterQueue with the same key; fresh:
+            // admitted since, or still admitted with a changed key
+            let mut placed = vec![false; st.wls.len()];
+            let mut kept: Vec<Ranked> = Vec::with_capacity(prev.len() + since.len());
+            let mut fresh: Vec<Ranked> = Vec::new();
+            for (key, c, w) in prev {
+                let x = &st.wls[w];
+                if x.state != WlState::Admitted || x.cq != Some(c) {
+                    continue;
+                }
+                placed[w] = true;
+                let now = order_key(x);
+                if now == key {
+                    kept.push((key, c, w));
+                } else {
+                    fresh.push((now, c, w));
+                }
+            }
+            since.sort_unstable();
+            since.dedup();
+            for w in since {
+                let x = &st.wls[w];
+                if let (false, WlState::Admitted, Some(c)) = (placed[w], x.state, x.cq) {
+                    fresh.push((order_key(x), c, w));
+                }
+            }
+            fresh.sort_unstable_by(|a, b| rank_cmp(st, a, b));
+            let merged = merge_sorted(st, kept, fresh);
+            // every engine test (debug builds) checks the merge against a full sort
+            debug_assert!(merged == Self::sorted(st), "merged candidate order differs");
+            merged
+        };
+        let order = Self::from_sorted(st, &all);
+        st.cand_sorted = all;
+        order
+    }
+
+    fn from_sorted(st: &EngineState<'_>, all: &[Ranked]) -> CandOrder {
         let mut per_cq: Vec<Vec<Listed>> = vec![Vec::new(); st.cqs.len()];
         let mut evicted = vec![0; st.cqs.len()];
         let mut global = Vec::with_capacity(all.len());
