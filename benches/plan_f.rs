@@ -11,8 +11,9 @@
 //! Run: `cargo bench --bench plan_f` (`GANGPLANK_BENCH_LARGE=1 cargo bench --bench plan_f`).
 //! Printed per dump: objects, bytes, baseline parse, `plan -f --max-cycles 1`, full
 //! `plan -f`, `doctor -f` (each as a multiple of the baseline), engine time of one cycle
-//! and of the full plan (cycles, whether it converged or found a loop), output bytes, and
-//! a scaling table (time per object at each scale, as a ratio to scale 1).
+//! and of the full plan (cycles, whether it converged or found a loop) with the default
+//! nomination threads and on one thread, output bytes, and a scaling table (time per
+//! object at each scale, as a ratio to scale 1).
 
 use std::hint::black_box;
 use std::path::PathBuf;
