@@ -280,16 +280,7 @@ fn nominate_head<'a>(
             victim_notes: Vec::new(),
         };
     }
-    let policy = &st.cqs[cq].spec.preemption;
-    let base = PreemptionCtx {
-        priority: st.wls[wl].priority,
-        queue_ts: st.wls[wl].queue_ts,
-        preemptor: Some(wl),
-        cq,
-        usage: Vec::new(),
-        frs_need: Vec::new(),
-        policy,
-    };
+    let base = PreemptionCtx::for_workload(st, wl, cq, &st.cqs[cq].spec.preemption);
     st.step();
     let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
     let mut victim_notes = take_fair_notes(st);

@@ -73,15 +73,7 @@ pub fn propose_preemption(
         policy.borrow_within_cohort = v.clone();
     }
     let wl = st.wls[w].wl;
-    let base = PreemptionCtx {
-        priority: st.wls[w].priority,
-        queue_ts: st.wls[w].queue_ts,
-        preemptor: Some(w),
-        cq,
-        usage: Vec::new(),
-        frs_need: Vec::new(),
-        policy: &policy,
-    };
+    let base = PreemptionCtx::for_workload(&st, w, cq, &policy);
     let a = flavor::assign(&mut st, cq, &wl.pod_sets, &wl.reclaimable_pods, &base);
     let targets = match a.mode {
         Mode::NoFit => return None,

@@ -73,3 +73,24 @@ pub struct PreemptionCtx<'p> {
     pub frs_need: Vec<FrId>,
     pub policy: &'p PreemptionPolicy,
 }
+
+impl<'p> PreemptionCtx<'p> {
+    /// The context of workload `wl` preempting from ClusterQueue `cq` under `policy`,
+    /// before flavors are assigned (no usage yet).
+    pub fn for_workload(
+        st: &super::state::EngineState<'_>,
+        wl: WlIdx,
+        cq: CqIdx,
+        policy: &'p PreemptionPolicy,
+    ) -> Self {
+        PreemptionCtx {
+            priority: st.wls[wl].priority,
+            queue_ts: st.wls[wl].queue_ts,
+            preemptor: Some(wl),
+            cq,
+            usage: Vec::new(),
+            frs_need: Vec::new(),
+            policy,
+        }
+    }
+}
