@@ -441,3 +441,31 @@ fn directory_loading_is_sorted_and_recursive() {
     let second = &state.workloads[&key("default", "second")];
     assert!(first.creation_timestamp < second.creation_timestamp);
 }
+
+/// A List large enough to be read in two halves on two threads (`model/parse/stream.rs`)
+/// gives the state that decoding it whole and reading its items in order gives.
+#[test]
+fn a_large_list_read_in_two_halves_is_the_list_read_whole() {
+    use gangplank::sim::generate::{Shape, ShapeKind, generate, to_json_list};
+    for kind in [ShapeKind::Hyperpod, ShapeKind::Hierarchical] {
+        let text = String::from_utf8(to_json_list(&generate(&Shape::named(kind, 8)))).unwrap();
+        let mut halves = Loader::new();
+        halves.add_str("dump.json", &text).unwrap();
+        let mut whole = Loader::new();
+        let origin = Origin {
+            source: "dump.json".into(),
+            document: 0,
+        };
+        whole
+            .add_value(origin, &serde_json::from_str(&text).unwrap())
+            .unwrap();
+        let (halves, whole) = (halves.finish(), whole.finish());
+        assert!(halves.workloads.len() > 4096 / 2, "{}", kind.name());
+        assert_eq!(
+            format!("{halves:?}"),
+            format!("{whole:?}"),
+            "{}",
+            kind.name()
+        );
+    }
+}

@@ -86,6 +86,17 @@ pub struct Loader {
     priority_missing: BTreeSet<(String, String)>,
     /// Workloads and jobs read so far (the fallback timestamp sequence).
     sequence: i64,
+    /// In a loader that reads the second half of a List on its own thread
+    /// ([`stream`]): the objects given a fallback timestamp, with the sequence number
+    /// used, so that [`Loader::merge_chunk`] can renumber them after the first half.
+    fallback_stamps: Option<Vec<FallbackStamp>>,
+}
+
+/// An object stamped with `FALLBACK_EPOCH_MS + seq × 1000` (no creationTimestamp).
+#[derive(Debug)]
+enum FallbackStamp {
+    Workload((String, String), i64),
+    Job(usize, i64),
 }
 
 impl Loader {
@@ -173,6 +184,7 @@ impl Loader {
             notes: self.notes.clone(),
             priority_missing: self.priority_missing.clone(),
             sequence: self.sequence,
+            fallback_stamps: None,
         };
         copy.complete();
         copy.state
@@ -220,6 +232,106 @@ impl Loader {
             }
         }
         self.notes = Notes::default();
+    }
+
+    /// A loader for the second half of a List read on another thread: it renumbers its
+    /// fallback timestamps when merged ([`Self::merge_chunk`]).
+    pub(super) fn for_chunk() -> Loader {
+        Loader {
+            fallback_stamps: Some(Vec::new()),
+            ..Loader::default()
+        }
+    }
+
+    /// Appends what `chunk` ([`Self::for_chunk`]) read after what this loader holds, as
+    /// if this loader had read it: its objects, jobs and notes follow this loader's, its
+    /// fallback timestamps continue this loader's sequence. Where that cannot be exact
+    /// without replaying the order of the reads (an object of `chunk` replaces one this
+    /// loader holds, which is a duplicate note in the middle of `chunk`'s notes), nothing
+    /// is changed and `false` is returned: the caller reads the chunk here instead.
+    pub(super) fn merge_chunk(&mut self, chunk: Loader) -> bool {
+        let Loader {
+            state: b,
+            notes,
+            priority_missing,
+            sequence,
+            fallback_stamps,
+        } = chunk;
+        let a = &self.state;
+        fn any_shared<K: Ord, V, W>(
+            a: &std::collections::BTreeMap<K, V>,
+            b: &std::collections::BTreeMap<K, W>,
+        ) -> bool {
+            b.keys().any(|k| a.contains_key(k))
+        }
+        // every field named: a new one must be merged here too
+        let ClusterState {
+            resource_flavors,
+            cluster_queues,
+            cohorts,
+            local_queues,
+            priority_classes,
+            workload_priority_classes,
+            namespaces,
+            nodes,
+            pods,
+            mut workloads,
+            mut jobs,
+            kueue_config,
+            warnings,
+        } = b;
+        let shared_key = any_shared(&a.resource_flavors, &resource_flavors)
+            || any_shared(&a.cluster_queues, &cluster_queues)
+            || any_shared(&a.cohorts, &cohorts)
+            || any_shared(&a.local_queues, &local_queues)
+            || any_shared(&a.priority_classes, &priority_classes)
+            || any_shared(&a.workload_priority_classes, &workload_priority_classes)
+            || any_shared(&a.namespaces, &namespaces)
+            || any_shared(&a.nodes, &nodes)
+            || any_shared(&a.pods, &pods)
+            || any_shared(&a.workloads, &workloads);
+        if shared_key || !warnings.is_empty() {
+            return false;
+        }
+        // an object stamped FALLBACK + seq (its count in the chunk) reads as if this
+        // loader's `sequence` objects had come before it
+        let offset = self.sequence;
+        let stamp_of = |seq: i64| FALLBACK_EPOCH_MS + seq * 1000;
+        for stamp in fallback_stamps.unwrap_or_default() {
+            match stamp {
+                FallbackStamp::Workload(key, seq) => {
+                    // a later duplicate in the chunk may have replaced the stamped one
+                    if let Some(wl) = workloads.get_mut(&key)
+                        && wl.creation_timestamp == stamp_of(seq)
+                    {
+                        Arc::make_mut(wl).creation_timestamp = stamp_of(offset + seq);
+                    }
+                }
+                FallbackStamp::Job(i, seq) => {
+                    jobs[i].creation_timestamp = Some(stamp_of(offset + seq));
+                }
+            }
+        }
+        let st = &mut self.state;
+        st.resource_flavors.extend(resource_flavors);
+        st.cluster_queues.extend(cluster_queues);
+        st.cohorts.extend(cohorts);
+        st.local_queues.extend(local_queues);
+        st.priority_classes.extend(priority_classes);
+        st.workload_priority_classes
+            .extend(workload_priority_classes);
+        st.namespaces.extend(namespaces);
+        st.nodes.extend(nodes);
+        st.pods.extend(pods);
+        st.workloads.append(&mut workloads);
+        st.jobs.extend(jobs);
+        if kueue_config.is_some() {
+            st.kueue_config = kueue_config;
+        }
+        self.notes.append(notes);
+        self.priority_missing.extend(priority_missing);
+        self.sequence += sequence;
+        true
     }
 
     fn add_object(
@@ -429,11 +541,15 @@ impl Loader {
                 st.workload_priority_classes.insert(c.name.clone(), c);
             }
             "Workload" => {
-                let ts = FALLBACK_EPOCH_MS + self.sequence * 1000;
+                let seq = self.sequence;
+                let ts = FALLBACK_EPOCH_MS + seq * 1000;
                 self.sequence += 1;
                 let parsed = workload::workload(root, &meta, kv, origin, ts, notes)?;
                 let wl = parsed.workload;
                 let key = (wl.namespace.clone(), wl.name.clone());
+                if let (None, Some(stamps)) = (meta.creation_timestamp, &mut self.fallback_stamps) {
+                    stamps.push(FallbackStamp::Workload(key.clone(), seq));
+                }
                 dup(
                     notes,
                     st.workloads.contains_key(&key),
@@ -477,9 +593,13 @@ impl Loader {
                     .insert((p.namespace.clone(), p.name.clone()), Arc::new(p));
             }
             _ => {
-                let ts = FALLBACK_EPOCH_MS + self.sequence * 1000;
+                let seq = self.sequence;
+                let ts = FALLBACK_EPOCH_MS + seq * 1000;
                 self.sequence += 1;
                 let job = jobs::job(root, &meta, api_version, kind, origin, ts, notes)?;
+                if let (None, Some(stamps)) = (meta.creation_timestamp, &mut self.fallback_stamps) {
+                    stamps.push(FallbackStamp::Job(st.jobs.len(), seq));
+                }
                 st.jobs.push(job);
             }
         }

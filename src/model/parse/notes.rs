@@ -25,6 +25,16 @@ impl Notes {
     }
 
     /// One line per category, deterministic order.
+    /// Adds `later`'s notes after these (as if noted in that order).
+    pub fn append(&mut self, later: Notes) {
+        for (what, subjects) in later.items {
+            self.items.entry(what).or_default().extend(subjects);
+        }
+        for (kind, n) in later.unknown_kinds {
+            *self.unknown_kinds.entry(kind).or_default() += n;
+        }
+    }
+
     pub fn render(&self) -> Vec<String> {
         let mut lines = Vec::new();
         if !self.unknown_kinds.is_empty() {
