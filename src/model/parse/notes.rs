@@ -24,7 +24,6 @@ impl Notes {
         *self.unknown_kinds.entry(kind.into()).or_default() += 1;
     }
 
-    /// One line per category, deterministic order.
     /// Adds `later`'s notes after these (as if noted in that order).
     pub fn append(&mut self, later: Notes) {
         for (what, subjects) in later.items {
@@ -35,6 +34,7 @@ impl Notes {
         }
     }
 
+    /// One line per category, deterministic order.
     pub fn render(&self) -> Vec<String> {
         let mut lines = Vec::new();
         if !self.unknown_kinds.is_empty() {
