@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::history::parse_preemptor;
 use crate::engine::Plan;
+use crate::engine::output::SharedStr;
 use crate::model::{ClusterState, Quantity, Timestamp};
 
 /// What disagrees.
@@ -51,13 +52,20 @@ pub struct Drift {
 #[derive(Clone, Debug, Default)]
 struct Prediction {
     admits: HashSet<String>,
-    /// Pending through every simulated cycle: the engine expects it to wait.
-    stays_pending: HashMap<String, String>,
+    /// Pending through every simulated cycle: the engine expects it to wait. The
+    /// plan's own shared key and reason (tens of thousands of rows on a large cluster:
+    /// copies of them were a measurable part of the live source's peak memory).
+    stays_pending: HashMap<SharedStr, SharedStr>,
     victims: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Prediction {
-    fn of(plan: &Plan) -> Self {
+    /// What `plan` predicts; `reserved` holds the workloads that had quota in the state
+    /// the plan was made from. Those are never "expected to wait" for
+    /// `admittedUnexpectedly`: one the plan preempts ends its last cycle pending, yet
+    /// finding it admitted later is no surprise, it was admitted all along (counting
+    /// them listed every victim of a preempting plan as drift on every re-plan).
+    fn of(plan: &Plan, reserved: &HashMap<String, &str>) -> Self {
         let mut p = Prediction::default();
         if let Some(first) = plan.cycles.first() {
             p.admits = first.admitted.iter().map(|a| a.workload.clone()).collect();
@@ -75,9 +83,10 @@ impl Prediction {
             .collect();
         if let Some(last) = plan.cycles.last() {
             for pending in &last.pending {
-                if !admitted_later.contains(pending.workload.as_str()) {
+                let key = pending.workload.as_str();
+                if !admitted_later.contains(key) && !reserved.contains_key(key) {
                     p.stays_pending
-                        .insert(pending.workload.to_string(), pending.reason.to_string());
+                        .insert(pending.workload.clone(), pending.reason.clone());
                 }
             }
         }
@@ -141,21 +150,21 @@ impl DriftTracker {
     /// from `state`) and the previous plan; returns the current drift, sorted.
     pub fn update(&mut self, state: &ClusterState, plan: &Plan, now: Timestamp) -> Vec<Drift> {
         let mut out = Vec::new();
-        let reserved: HashMap<String, String> = state
+        let reserved: HashMap<String, &str> = state
             .workloads
             .values()
             .filter(|w| w.has_quota_reservation() && !w.is_finished())
-            .filter_map(|w| Some((w.key(), w.admission.as_ref()?.cluster_queue.clone())))
+            .filter_map(|w| Some((w.key(), w.admission.as_ref()?.cluster_queue.as_str())))
             .collect();
         if let Some(prev) = &self.previous {
             for (wl, reason) in &prev.stays_pending {
-                if let Some(cq) = reserved.get(wl) {
+                if let Some(cq) = reserved.get(wl.as_str()) {
                     remember(
                         &mut self.sticky,
                         (
                             Drift {
                                 kind: DriftKind::AdmittedUnexpectedly,
-                                subject: wl.clone(),
+                                subject: wl.to_string(),
                                 kueue: json!({"admitted": true, "clusterQueue": cq}),
                                 engine: json!({"admitted": false, "reason": reason}),
                                 detail: format!(
@@ -169,7 +178,7 @@ impl DriftTracker {
             }
         }
         self.victims(state, now);
-        let current = Prediction::of(plan);
+        let current = Prediction::of(plan, &reserved);
         // Pending in Kueue although the engine admits it in its first cycle.
         let mut still = HashMap::new();
         for wl in &current.admits {

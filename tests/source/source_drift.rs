@@ -193,3 +193,57 @@ fn admitted_unexpectedly_and_admissible_but_pending() {
         "{d:?}"
     );
 }
+
+/// A workload the plan preempts ends the plan pending; it holds quota in Kueue all
+/// along, so seeing it admitted at the next re-plan is no drift.
+#[test]
+fn a_victim_of_the_plan_still_admitted_in_kueue_is_no_drift() {
+    let victim = BASE
+        .replace("name: big", "name: low")
+        .replace("u-big", "u-low")
+        .replace("'8'", "'4'");
+    let yaml = format!(
+        "{victim}status:
+  admission:
+    clusterQueue: cq
+    podSetAssignments: [{{name: main, flavors: {{nvidia.com/gpu: f}}, resourceUsage: {{nvidia.com/gpu: '4'}}, count: 1}}]
+  conditions:
+  - {{type: QuotaReserved, status: 'True', reason: QuotaReserved, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
+  - {{type: Admitted, status: 'True', reason: Admitted, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: urgent, namespace: ns, uid: u-urgent, creationTimestamp: '2026-01-02T00:00:00Z'}}
+spec:
+  queueName: lq
+  priority: 100
+  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: '4'}}}}}}]}}}}}}]
+"
+    )
+    .replace(
+        "namespaceSelector: {}",
+        "namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}",
+    );
+    let st = state(&yaml);
+    let plan = engine::plan(
+        &st,
+        &PlanOptions {
+            now: 1_000,
+            ..PlanOptions::default()
+        },
+    );
+    let last = plan.cycles.last().expect("cycles");
+    assert!(
+        last.pending.iter().any(|p| p.workload.as_str() == "ns/low"),
+        "the plan preempts ns/low and leaves it pending: {:?}",
+        last.pending.iter().map(|p| p.workload.as_str()).collect::<Vec<_>>()
+    );
+    let mut t = DriftTracker::with_grace_ms(0);
+    t.update(&st, &plan, 1_000);
+    let d = t.update(&st, &plan, 2_000);
+    assert!(
+        d.iter().all(|d| d.kind != DriftKind::AdmittedUnexpectedly),
+        "{d:?}"
+    );
+    assert_eq!(t.remembered(), 0);
+}
