@@ -6,6 +6,7 @@ use crate::model::{Quantity, ReclaimWithinCohort, WithinClusterQueue, Workload};
 
 use super::cycle::{Entry, EntryOutcome};
 use super::flavor::{Failure, PMode, QuotaNote};
+use super::output::SharedStr;
 use super::state::{CqIdx, EngineState, NotQueued, WlIdx};
 
 /// The kind of obstacle, for UIs that want to group or colour.
@@ -56,14 +57,15 @@ pub struct ResourceNeed {
 #[serde(rename_all = "camelCase")]
 pub struct Explanation {
     pub kind: PendingKind,
-    /// One line, in words.
-    pub reason: String,
+    /// One line, in words. The text fields are shared: the queued rows of a
+    /// ClusterQueue (tens of thousands in a large plan) carry the same texts.
+    pub reason: SharedStr,
     /// The `QuotaReserved=False` reason Kueue would write.
-    pub condition_reason: String,
+    pub condition_reason: SharedStr,
     /// A Kueue-style condition message.
-    pub message: String,
-    pub cluster_queue: Option<String>,
-    pub local_queue: Option<String>,
+    pub message: SharedStr,
+    pub cluster_queue: Option<SharedStr>,
+    pub local_queue: Option<SharedStr>,
     /// 1-based, in Kueue's heap order (heap and inadmissible together).
     pub position_in_cluster_queue: Option<usize>,
     pub position_in_local_queue: Option<usize>,
@@ -82,10 +84,10 @@ fn base(st: &EngineState<'_>, wl: WlIdx, cq: Option<CqIdx>, kind: PendingKind) -
     let w = st.wls[wl].wl;
     Explanation {
         kind,
-        reason: String::new(),
-        condition_reason: "Pending".to_string(),
-        message: String::new(),
-        cluster_queue: cq.map(|c| st.cqs[c].name().to_string()),
+        reason: String::new().into(),
+        condition_reason: "Pending".into(),
+        message: String::new().into(),
+        cluster_queue: cq.map(|c| SharedStr::from(st.cqs[c].name())),
         local_queue: local_queue_label(w),
         position_in_cluster_queue: None,
         position_in_local_queue: None,
@@ -96,10 +98,10 @@ fn base(st: &EngineState<'_>, wl: WlIdx, cq: Option<CqIdx>, kind: PendingKind) -
 }
 
 /// `namespace/queue-name` of the LocalQueue a workload names.
-pub fn local_queue_label(w: &Workload) -> Option<String> {
+pub fn local_queue_label(w: &Workload) -> Option<SharedStr> {
     w.queue_name
         .as_ref()
-        .map(|l| format!("{}/{}", w.namespace, l))
+        .map(|l| SharedStr::from(format!("{}/{}", w.namespace, l)))
 }
 
 fn need_of(n: &QuotaNote) -> ResourceNeed {
@@ -216,7 +218,7 @@ pub fn no_candidates_why(st: &EngineState<'_>, e: &Entry) -> Option<String> {
 pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> Explanation {
     let mut ex = base(st, e.wl, Some(e.cq), PendingKind::InsufficientQuota);
     ex.evaluated = true;
-    ex.condition_reason = "WaitingForQuota".to_string();
+    ex.condition_reason = "WaitingForQuota".into();
     let cq_name = st.cqs[e.cq].name().to_string();
     let spec = st.cqs[e.cq].spec;
     let w = st.wls[e.wl].wl;
@@ -227,62 +229,64 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
         EntryOutcome::Admitted => {}
         EntryOutcome::NamespaceMismatch => {
             ex.kind = PendingKind::NamespaceMismatch;
-            ex.condition_reason = "Misconfigured".to_string();
-            ex.message = "Workload namespace doesn't match ClusterQueue selector".to_string();
+            ex.condition_reason = "Misconfigured".into();
+            ex.message = "Workload namespace doesn't match ClusterQueue selector".into();
             ex.reason = if spec.namespace_selector.is_none() {
                 format!(
                     "ClusterQueue {cq_name} has no namespaceSelector, so Kueue admits from no namespace (namespaceSelector: {{}} admits all)"
-                )
+                ).into()
             } else {
                 format!(
                     "namespace {} does not match ClusterQueue {cq_name}'s namespaceSelector",
                     w.namespace
                 )
+                .into()
             };
         }
         EntryOutcome::InvalidResources => {
             ex.kind = PendingKind::InvalidResources;
-            ex.condition_reason = "Misconfigured".to_string();
+            ex.condition_reason = "Misconfigured".into();
             let (i, ps, why) = w
                 .pod_sets
                 .iter()
                 .enumerate()
                 .find_map(|(i, p)| p.invalid.as_ref().map(|m| (i, p.name.clone(), m.clone())))
                 .unwrap_or_default();
-            ex.message = format!("resources validation failed: spec.podSets[{i}].{why}");
+            ex.message = format!("resources validation failed: spec.podSets[{i}].{why}").into();
             ex.reason = format!(
                 "Kueue will not admit it: pod set {ps} is invalid ({why}); fix the job's resources"
-            );
+            )
+            .into();
         }
         EntryOutcome::Preempting => {
             ex.kind = PendingKind::WaitingForPreemptedWorkloads;
-            ex.condition_reason = "WaitingForPreemptedWorkloads".to_string();
+            ex.condition_reason = "WaitingForPreemptedWorkloads".into();
             ex.waiting_for = e.targets.iter().map(|t| st.wls[t.wl].key()).collect();
             let n = e.targets.len();
-            ex.message = format!("Pending the preemption of {n} workload(s)");
+            ex.message = format!("Pending the preemption of {n} workload(s)").into();
             ex.reason = format!(
                 "waiting for {n} preempted workload{} to release quota ({})",
                 if n == 1 { "" } else { "s" },
                 ex.waiting_for.join(", ")
-            );
+            )
+            .into();
         }
         EntryOutcome::DeferredFit => {
             ex.kind = PendingKind::WaitingForPreemptedWorkloads;
-            ex.condition_reason = "WaitingForPreemptedWorkloads".to_string();
+            ex.condition_reason = "WaitingForPreemptedWorkloads".into();
             ex.message =
-                "Waiting for workloads preempted by another workload to release quota".to_string();
-            ex.reason = "waiting for workloads preempted by a higher-ranked workload to release quota; it fits once they are gone".to_string();
+                "Waiting for workloads preempted by another workload to release quota".into();
+            ex.reason = "waiting for workloads preempted by a higher-ranked workload to release quota; it fits once they are gone".into();
         }
         EntryOutcome::SkippedOverlap => {
             ex.kind = PendingKind::SkippedThisCycle;
-            ex.message =
-                "Workload has overlapping preemption targets with another workload".to_string();
-            ex.reason = "skipped this cycle: its preemption targets overlap those chosen by a higher-ranked workload; retried next cycle".to_string();
+            ex.message = "Workload has overlapping preemption targets with another workload".into();
+            ex.reason = "skipped this cycle: its preemption targets overlap those chosen by a higher-ranked workload; retried next cycle".into();
         }
         EntryOutcome::SkippedNoLongerFits => {
             ex.kind = PendingKind::SkippedThisCycle;
-            ex.message = "Workload no longer fits after processing another workload".to_string();
-            ex.reason = "skipped this cycle: no longer fits after a higher-ranked workload took quota; retried next cycle".to_string();
+            ex.message = "Workload no longer fits after processing another workload".into();
+            ex.reason = "skipped this cycle: no longer fits after a higher-ranked workload took quota; retried next cycle".into();
         }
         EntryOutcome::NoCandidates => {
             let needs: Vec<String> = ex
@@ -297,13 +301,14 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
                 .cloned()
                 .unwrap_or_else(|| "needs more quota".to_string());
             let why = why.unwrap_or_default();
-            ex.reason = format!("{first}; {why}");
-            ex.message = kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
+            ex.reason = format!("{first}; {why}").into();
+            ex.message =
+                kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure)).into();
         }
         EntryOutcome::NoFit => match e.assignment.as_ref().and_then(|a| a.failure.clone()) {
             Some(Failure::Uncovered { pod_set, resource }) => {
                 ex.kind = PendingKind::UncoveredResource;
-                ex.condition_reason = "NoMatchingFlavor".to_string();
+                ex.condition_reason = "NoMatchingFlavor".into();
                 let covered: Vec<&str> = spec
                     .resource_groups
                     .iter()
@@ -311,7 +316,7 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
                     .collect();
                 ex.message = format!(
                     "couldn't assign flavors to pod set {pod_set}: resource {resource} unavailable in ClusterQueue"
-                );
+                ).into();
                 ex.reason = format!(
                     "resource {resource} is not covered by ClusterQueue {cq_name} (covers {})",
                     if covered.is_empty() {
@@ -319,19 +324,22 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
                     } else {
                         covered.join(", ")
                     }
-                );
+                )
+                .into();
             }
             Some(Failure::NoMatchingFlavor { pod_set, reasons }) => {
                 ex.kind = PendingKind::NoMatchingFlavor;
-                ex.condition_reason = "NoMatchingFlavor".to_string();
+                ex.condition_reason = "NoMatchingFlavor".into();
                 ex.message = format!(
                     "couldn't assign flavors to pod set {pod_set}: {}",
                     reasons.join(", ")
-                );
+                )
+                .into();
                 ex.reason = format!(
                     "no flavor of ClusterQueue {cq_name} matches pod set {pod_set}: {}",
                     reasons.join("; ")
-                );
+                )
+                .into();
             }
             _ => {
                 let exceeds = ex.needs.iter().any(|n| n.needed > n.max_capacity);
@@ -353,7 +361,7 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
                 };
                 if exceeds {
                     ex.kind = PendingKind::ExceedsMaxQuota;
-                    ex.condition_reason = "ExceedsMaxQuota".to_string();
+                    ex.condition_reason = "ExceedsMaxQuota".into();
                     let n = ex
                         .needs
                         .iter()
@@ -363,14 +371,16 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
                         "{}; more than the {} the ClusterQueue can ever use{also}",
                         need_text(n),
                         n.max_capacity
-                    );
+                    )
+                    .into();
                 } else {
                     ex.reason = format!(
                         "{head}; over nominal quota and preemption while borrowing is not allowed (borrowWithinCohort: Never){also}"
-                    );
+                    ).into();
                 }
                 ex.message =
-                    kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure));
+                    kueue_quota_message(&ex.needs, e.assignment.as_ref().map(|a| &a.failure))
+                        .into();
             }
         },
     }
@@ -380,8 +390,7 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
         EntryOutcome::NamespaceMismatch | EntryOutcome::InvalidResources
     ) {
         for (v, note) in &e.victim_notes {
-            ex.reason
-                .push_str(&format!("; would preempt {}: {note}", st.wls[*v].key()));
+            ex.reason = format!("{}; would preempt {}: {note}", ex.reason, st.wls[*v].key()).into();
         }
         if let Some(note) = &e.fair_note
             && matches!(
@@ -391,7 +400,7 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
                     | EntryOutcome::DeferredFit
             )
         {
-            ex.reason.push_str(&format!("; {note}"));
+            ex.reason = format!("{}; {note}", ex.reason).into();
         }
     }
     ex
@@ -442,41 +451,45 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: NotQueued) -> Explan
             ex.kind = PendingKind::NoQueueName;
             ex.reason =
                 "no LocalQueue named: set the kueue.x-k8s.io/queue-name label (or spec.queueName)"
-                    .to_string();
+                    .to_string()
+                    .into();
         }
         NotQueued::LocalQueueNotFound => {
             let (namespace, name) = (&w.namespace, w.queue_name.as_deref().unwrap_or_default());
             ex.kind = PendingKind::LocalQueueNotFound;
-            ex.reason = format!("LocalQueue {namespace}/{name} not found");
-            ex.message = format!("LocalQueue {name} doesn't exist");
+            ex.reason = format!("LocalQueue {namespace}/{name} not found").into();
+            ex.message = format!("LocalQueue {name} doesn't exist").into();
         }
         NotQueued::ClusterQueueNotFound => {
             let local_queue = lq_name();
             let cluster_queue = lq.map(|l| l.cluster_queue.as_str()).unwrap_or_default();
             ex.kind = PendingKind::ClusterQueueNotFound;
             ex.reason =
-                format!("ClusterQueue {cluster_queue} (from LocalQueue {local_queue}) not found");
-            ex.message = format!("ClusterQueue {cluster_queue} doesn't exist");
+                format!("ClusterQueue {cluster_queue} (from LocalQueue {local_queue}) not found")
+                    .into();
+            ex.message = format!("ClusterQueue {cluster_queue} doesn't exist").into();
         }
         NotQueued::LocalQueueStopped => {
             let local_queue = lq_name();
             ex.kind = PendingKind::LocalQueueStopped;
-            ex.cluster_queue = cq.map(|c| st.cqs[c].name().to_string());
-            ex.reason = format!("LocalQueue {local_queue} is stopped (stopPolicy is not None)");
-            ex.message = format!("LocalQueue {local_queue} is inactive");
+            ex.cluster_queue = cq.map(|c| SharedStr::from(st.cqs[c].name()));
+            ex.reason =
+                format!("LocalQueue {local_queue} is stopped (stopPolicy is not None)").into();
+            ex.message = format!("LocalQueue {local_queue} is inactive").into();
         }
         NotQueued::Inactive => {
             ex.kind = PendingKind::Inactive;
-            ex.cluster_queue = cq.map(|c| st.cqs[c].name().to_string());
+            ex.cluster_queue = cq.map(|c| SharedStr::from(st.cqs[c].name()));
             ex.reason =
                 "inactive (spec.active: false): Kueue never admits it until it is reactivated"
-                    .to_string();
-            ex.message = "The workload is deactivated".to_string();
+                    .to_string()
+                    .into();
+            ex.message = "The workload is deactivated".into();
         }
         NotQueued::PriorityError => {
             ex.kind = PendingKind::PriorityClassError;
-            ex.cluster_queue = cq.map(|c| st.cqs[c].name().to_string());
-            ex.reason = w.priority_error.clone().unwrap_or_default();
+            ex.cluster_queue = cq.map(|c| SharedStr::from(st.cqs[c].name()));
+            ex.reason = w.priority_error.clone().unwrap_or_default().into();
         }
     }
     if ex.message.is_empty() {
@@ -497,8 +510,9 @@ pub fn for_requeued_victim(
     ex.reason = format!(
         "preempted by {} ({reason}) and requeued with its original position; waits for quota",
         st.wls[by].key()
-    );
-    ex.condition_reason = "Pending".to_string();
+    )
+    .into();
+    ex.condition_reason = "Pending".into();
     ex.message = ex.reason.clone();
     ex
 }
@@ -514,9 +528,9 @@ pub fn for_queued(
     let name = st.cqs[cq].name();
     if let Some(why) = &st.cqs[cq].inactive {
         ex.kind = PendingKind::ClusterQueueInactive;
-        ex.condition_reason = "Suspended".to_string();
-        ex.reason = format!("ClusterQueue {name} is inactive: {why}");
-        ex.message = format!("ClusterQueue {name} is inactive");
+        ex.condition_reason = "Suspended".into();
+        ex.reason = format!("ClusterQueue {name} is inactive: {why}").into();
+        ex.message = format!("ClusterQueue {name} is inactive").into();
         return ex;
     }
     match strict_head {
@@ -525,12 +539,14 @@ pub fn for_queued(
             ex.reason = format!(
                 "blocked behind {} (ClusterQueue {name} uses StrictFIFO)",
                 st.wls[h].key()
-            );
+            )
+            .into();
         }
         _ => {
             ex.reason = format!(
                 "queued in ClusterQueue {name}; Kueue evaluates one head per ClusterQueue per cycle"
-            );
+            )
+            .into();
         }
     }
     ex.message = ex.reason.clone();

@@ -25,7 +25,7 @@ pub struct Last {
 
 impl Last {
     pub fn new(ex: Explanation) -> Box<Last> {
-        let reason = SharedStr::from(ex.reason.as_str());
+        let reason = ex.reason.clone();
         Box::new(Last { ex, reason })
     }
 }
@@ -162,7 +162,7 @@ fn queued_reason<'q>(
     let slot = &mut slots[usize::from(Some(w) != strict_head)];
     if !matches!(slot, Some((h, _)) if *h == strict_head) {
         let reason = explain::for_queued(st, w, cq, strict_head).reason;
-        *slot = Some((strict_head, SharedStr::from(reason)));
+        *slot = Some((strict_head, reason));
     }
     &slot.as_ref().expect("filled above").1
 }
@@ -261,19 +261,26 @@ impl PendingRows {
     ) -> Vec<PlanPending> {
         let cq_name = self.cq_names[cq].clone();
         let mut templates: Templates = [None, None];
-        let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
+        // per LocalQueue, i.e. per (namespace, name) as Kueue's visibility API counts
+        // (`utilqueue.KeyFromWorkload`, `pkg/visibility/storage/pending_workloads_cq.go`):
+        // its rows so far and its label, shared by those rows
+        type LqRows = (usize, Option<SharedStr>);
+        let mut lq_pos: BTreeMap<(&str, Option<&String>), LqRows> = BTreeMap::new();
         let mut out = Vec::with_capacity(order.len());
         for (i, &w) in order.iter().enumerate() {
             let (reason, mut ex) = match source(st, last, w, cq, strict_head) {
                 Source::Last(l) => (l.reason.clone(), l.ex.clone()),
                 Source::Queued => {
-                    let mut ex = template(&mut templates, st, w, cq, strict_head).clone();
-                    ex.local_queue = explain::local_queue_label(st.wls[w].wl);
-                    (SharedStr::from(ex.reason.as_str()), ex)
+                    let ex = template(&mut templates, st, w, cq, strict_head).clone();
+                    (ex.reason.clone(), ex)
                 }
             };
-            let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);
+            let wl = st.wls[w].wl;
+            let (p, label) = lq_pos
+                .entry((wl.namespace.as_str(), wl.queue_name.as_ref()))
+                .or_insert_with(|| (0, explain::local_queue_label(wl)));
             *p += 1;
+            ex.local_queue = label.clone();
             ex.position_in_cluster_queue = Some(i + 1);
             ex.position_in_local_queue = Some(*p);
             out.push(PlanPending {
@@ -303,9 +310,9 @@ impl PendingRows {
                 let ex = explain::for_not_queued(st, w, why);
                 not_queued.push(PlanPending {
                     workload,
-                    cluster_queue: ex.cluster_queue.as_deref().map(SharedStr::from),
+                    cluster_queue: ex.cluster_queue.clone(),
                     position: None,
-                    reason: SharedStr::from(ex.reason.as_str()),
+                    reason: ex.reason.clone(),
                     explanation: Some(Box::new(ex)),
                 });
                 continue;
@@ -318,8 +325,8 @@ impl PendingRows {
                 self.not_queued[w] = Some(NotQueuedText {
                     why,
                     cq: info.cq,
-                    cluster_queue: ex.cluster_queue.map(SharedStr::from),
-                    reason: SharedStr::from(ex.reason),
+                    cluster_queue: ex.cluster_queue,
+                    reason: ex.reason,
                 });
             }
             let t = self.not_queued[w].as_ref().expect("cached above");

@@ -202,7 +202,9 @@ pub fn schedule_cycle(
             .flatten();
         let order = queue_order(&st, cq);
         let mut templates: Templates = [None, None];
-        let mut lq_pos: BTreeMap<Option<&String>, usize> = BTreeMap::new();
+        // positions per LocalQueue, i.e. per (namespace, name): Kueue's
+        // `utilqueue.KeyFromWorkload` in `pkg/visibility/storage/pending_workloads_cq.go`
+        let mut lq_pos: BTreeMap<(&str, Option<&String>), usize> = BTreeMap::new();
         for (i, &w) in order.iter().enumerate() {
             let mut ex = match explanations.get(&w) {
                 Some(e) => e.clone(),
@@ -212,7 +214,10 @@ pub fn schedule_cycle(
                     ex
                 }
             };
-            let p = lq_pos.entry(st.wls[w].wl.queue_name.as_ref()).or_insert(0);
+            let wl = st.wls[w].wl;
+            let p = lq_pos
+                .entry((wl.namespace.as_str(), wl.queue_name.as_ref()))
+                .or_insert(0);
             *p += 1;
             ex.position_in_cluster_queue = Some(i + 1);
             ex.position_in_local_queue = Some(*p);
@@ -221,8 +226,8 @@ pub fn schedule_cycle(
                 uid: st.wls[w].wl.uid.clone(),
                 cluster_queue: Some(st.cqs[cq].name().to_string()),
                 evaluated: ex.evaluated,
-                condition_reason: ex.condition_reason.clone(),
-                message: ex.message.clone(),
+                condition_reason: ex.condition_reason.to_string(),
+                message: ex.message.to_string(),
                 explanation: ex,
             });
         }
@@ -241,10 +246,10 @@ pub fn schedule_cycle(
             out.pending.push(PendingDecision {
                 workload: info.key(),
                 uid: info.wl.uid.clone(),
-                cluster_queue: ex.cluster_queue.clone(),
+                cluster_queue: ex.cluster_queue.as_deref().map(str::to_string),
                 evaluated: false,
-                condition_reason: ex.condition_reason.clone(),
-                message: ex.message.clone(),
+                condition_reason: ex.condition_reason.to_string(),
+                message: ex.message.to_string(),
                 explanation: ex,
             });
         }

@@ -37,7 +37,7 @@ fn split_key(key: &str) -> (String, String) {
 
 /// The explanation as lines for the detail pane.
 fn explanation_lines(e: &Explanation) -> Vec<String> {
-    let mut lines = vec![e.reason.clone()];
+    let mut lines = vec![e.reason.to_string()];
     if !e.message.is_empty() && e.message != e.reason {
         lines.push(format!(
             "Kueue would say: {} ({})",

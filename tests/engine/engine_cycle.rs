@@ -815,3 +815,69 @@ fn overlapping_targets_defer_the_second_preemptor() {
     second.sort();
     assert_eq!(second, ["ns/a-head", "ns/b-head"]);
 }
+
+/// Positions in a LocalQueue count that LocalQueue's workloads only: two namespaces'
+/// LocalQueues of the same name feeding one ClusterQueue are two queues (Kueue's
+/// `utilqueue.KeyFromWorkload` in `pkg/visibility/storage/pending_workloads_cq.go`).
+#[test]
+fn positions_in_local_queues_of_the_same_name_in_two_namespaces_are_counted_apart() {
+    let wl = |ns: &str, name: &str, created: i64| {
+        WlBuilder::new(ns, name)
+            .queue("lq")
+            .priority(0)
+            .created(created)
+            .pod_set("main", 1, &[("cpu", "100")])
+    };
+    let s = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq").quota("default", "cpu", "1"))
+        .lq("a", "lq", "cq")
+        .lq("b", "lq", "cq")
+        .wl(wl("a", "w1", 1))
+        .wl(wl("b", "w2", 2))
+        .wl(wl("a", "w3", 3))
+        .wl(wl("b", "w4", 4))
+        .build();
+    let expected = [
+        ("a/w1", 1, 1, "a/lq"),
+        ("b/w2", 2, 1, "b/lq"),
+        ("a/w3", 3, 2, "a/lq"),
+        ("b/w4", 4, 2, "b/lq"),
+    ];
+    let p = plan(
+        &s,
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    let rows = &p.cycles.last().expect("a cycle").pending;
+    for (wl, in_cq, in_lq, lq) in expected {
+        let ex = rows
+            .iter()
+            .find(|r| r.workload == wl)
+            .and_then(|r| r.explanation.as_ref())
+            .unwrap_or_else(|| panic!("{wl} is pending with an explanation"));
+        assert_eq!(ex.position_in_cluster_queue, Some(in_cq), "{wl}");
+        assert_eq!(ex.position_in_local_queue, Some(in_lq), "{wl} in {lq}");
+        assert_eq!(ex.local_queue.as_deref(), Some(lq), "{wl}");
+    }
+    // the one-cycle API the console and the simulator use says the same
+    let out = gangplank::engine::schedule_cycle(
+        &s,
+        &Default::default(),
+        &PlanOptions {
+            now: NOW,
+            ..Default::default()
+        },
+    );
+    for (wl, in_cq, in_lq, _) in expected {
+        let d = out
+            .pending
+            .iter()
+            .find(|d| d.workload == wl)
+            .unwrap_or_else(|| panic!("{wl} pending"));
+        assert_eq!(d.explanation.position_in_cluster_queue, Some(in_cq), "{wl}");
+        assert_eq!(d.explanation.position_in_local_queue, Some(in_lq), "{wl}");
+    }
+}

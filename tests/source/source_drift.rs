@@ -236,7 +236,10 @@ spec:
     assert!(
         last.pending.iter().any(|p| p.workload.as_str() == "ns/low"),
         "the plan preempts ns/low and leaves it pending: {:?}",
-        last.pending.iter().map(|p| p.workload.as_str()).collect::<Vec<_>>()
+        last.pending
+            .iter()
+            .map(|p| p.workload.as_str())
+            .collect::<Vec<_>>()
     );
     let mut t = DriftTracker::with_grace_ms(0);
     t.update(&st, &plan, 1_000);
