@@ -543,7 +543,8 @@ pub struct ClusterState {
     /// Keyed by (namespace, name).
     pub workloads: BTreeMap<(String, String), Arc<Workload>>,
     /// Jobs seen in the input (for `doctor`: label checks), whether or not they have a Workload.
-    pub jobs: Vec<JobInfo>,
+    /// Shared like the large maps: a live source's snapshots copy pointers.
+    pub jobs: Vec<Arc<JobInfo>>,
     /// Kueue's own configuration, when the input has it (the ConfigMap
     /// `kueue-system/kueue-manager-config`, or `plan --kueue-config`); `None`: unknown,
     /// the engine assumes Kueue's defaults and says so.

@@ -40,7 +40,7 @@ pub enum Item {
     Namespace(Namespace),
     Node(Arc<Node>),
     Pod(Arc<Pod>),
-    Job(Box<JobInfo>),
+    Job(Arc<JobInfo>),
 }
 
 /// The outcome of reading one object.
@@ -196,7 +196,7 @@ fn take_item(kind: ResourceKind, mut st: ClusterState, priority_missing: bool) -
         ResourceKind::Namespace => Item::Namespace(first(&mut st.namespaces)?),
         ResourceKind::Node => Item::Node(compact_arc(first(&mut st.nodes)?, compact_node)),
         ResourceKind::Pod => Item::Pod(compact_arc(first(&mut st.pods)?, compact_pod)),
-        ResourceKind::Job | ResourceKind::PyTorchJob => Item::Job(Box::new(st.jobs.pop()?)),
+        ResourceKind::Job | ResourceKind::PyTorchJob => Item::Job(st.jobs.pop()?),
     })
 }
 

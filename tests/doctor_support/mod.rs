@@ -259,7 +259,7 @@ impl State {
         self
     }
     pub fn job(mut self, j: JobInfo) -> Self {
-        self.0.jobs.push(j);
+        self.0.jobs.push(std::sync::Arc::new(j));
         self
     }
     pub fn workload(mut self, w: Workload) -> Self {

@@ -168,9 +168,12 @@ pub(crate) const KEY_TAKEN: &str =
 /// run again after more documents arrive. Jobs without a queue name, finished jobs and
 /// jobs whose Workload is present are not derived; a job with a Workload counts once.
 pub fn finalize(state: &mut ClusterState) {
-    state
+    // The previous derivation's workloads: one that comes out the same is kept, so a
+    // live source's successive snapshots share it instead of each holding a copy.
+    let previous: BTreeMap<(String, String), Arc<Workload>> = state
         .workloads
-        .retain(|_, w| matches!(w.source, WorkloadSource::Workload));
+        .extract_if(.., |_, w| !matches!(w.source, WorkloadSource::Workload))
+        .collect();
     let mut by_namespace: BTreeMap<&str, Vec<&Workload>> = BTreeMap::new();
     for w in state.workloads.values() {
         by_namespace
@@ -198,7 +201,11 @@ pub fn finalize(state: &mut ClusterState) {
         derived.push((key, workload_from_job(job, state)));
     }
     for (key, wl) in derived {
-        state.workloads.insert(key, Arc::new(wl));
+        let wl = match previous.get(&key) {
+            Some(old) if **old == wl => old.clone(),
+            _ => Arc::new(wl),
+        };
+        state.workloads.insert(key, wl);
     }
     if !taken.is_empty() {
         let line = format!(
@@ -280,17 +287,37 @@ mod tests {
     #[test]
     fn finalize_derives_and_dedupes() {
         let mut s = ClusterState::default();
-        s.jobs.push(job(&[(QUEUE_NAME_LABEL, "lq")], None));
+        s.jobs
+            .push(Arc::new(job(&[(QUEUE_NAME_LABEL, "lq")], None)));
         let mut other = job(&[], None);
         other.name = "unlabelled".into();
-        s.jobs.push(other);
+        s.jobs.push(Arc::new(other));
         finalize(&mut s);
         assert_eq!(s.workloads.len(), 1);
         let w = &s.workloads[&("ns".to_string(), "j".to_string())];
         assert_eq!(w.source, WorkloadSource::Job { kind: "Job".into() });
         assert_eq!(w.queue_name.as_deref(), Some("lq"));
+        let first = s.workloads[&("ns".to_string(), "j".to_string())].clone();
         finalize(&mut s);
         assert_eq!(s.workloads.len(), 1);
+        let again = &s.workloads[&("ns".to_string(), "j".to_string())];
+        assert!(
+            Arc::ptr_eq(&first, again),
+            "an unchanged derived workload is kept, not rebuilt (snapshots share it)"
+        );
+        // A change that reaches it (its class now exists) rebuilds it.
+        s.workload_priority_classes.insert(
+            DEFAULT_WORKLOAD_PRIORITY_CLASS.into(),
+            WorkloadPriorityClass {
+                name: DEFAULT_WORKLOAD_PRIORITY_CLASS.into(),
+                value: 9,
+                ..Default::default()
+            },
+        );
+        finalize(&mut s);
+        let rebuilt = &s.workloads[&("ns".to_string(), "j".to_string())];
+        assert!(!Arc::ptr_eq(&first, rebuilt));
+        assert_eq!(rebuilt.priority, 9);
         // Now the Workload object appears: the derived one goes away.
         s.workloads.insert(
             ("ns".into(), "job-j-abcde".into()),

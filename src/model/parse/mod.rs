@@ -308,7 +308,7 @@ impl Loader {
                     }
                 }
                 FallbackStamp::Job(i, seq) => {
-                    jobs[i].creation_timestamp = Some(stamp_of(offset + seq));
+                    Arc::make_mut(&mut jobs[i]).creation_timestamp = Some(stamp_of(offset + seq));
                 }
             }
         }
@@ -600,7 +600,7 @@ impl Loader {
                 if let (None, Some(stamps)) = (meta.creation_timestamp, &mut self.fallback_stamps) {
                     stamps.push(FallbackStamp::Job(st.jobs.len(), seq));
                 }
-                st.jobs.push(job);
+                st.jobs.push(Arc::new(job));
             }
         }
         Ok(())

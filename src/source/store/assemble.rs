@@ -28,7 +28,7 @@ pub struct Assembler {
     /// GPUs: out of the state, but kept in case their node turns out to have GPUs.
     parked: BTreeMap<ObjKey, Arc<Pod>>,
     /// Jobs by resource and key (the state holds them as a sorted list).
-    jobs: BTreeMap<(ResourceKind, ObjKey), JobInfo>,
+    jobs: BTreeMap<(ResourceKind, ObjKey), Arc<JobInfo>>,
     /// Workloads without `spec.priority` → the priority their parse gave them.
     priority_missing: BTreeMap<ObjKey, i32>,
 }
@@ -198,14 +198,14 @@ impl Assembler {
                         self.jobs.retain(|(k, _), _| *k != kind);
                         for (key, i) in objects {
                             if let Item::Job(j) = i {
-                                self.jobs.insert((kind, key), *j);
+                                self.jobs.insert((kind, key), j);
                             }
                         }
                     }
                     for (key, update) in kc.updates {
                         match update {
                             Some(Item::Job(j)) => {
-                                self.jobs.insert((kind, key), *j);
+                                self.jobs.insert((kind, key), j);
                             }
                             _ => {
                                 self.jobs.remove(&(kind, key));

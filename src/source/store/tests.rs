@@ -204,6 +204,16 @@ fn a_workload_after_its_job_replaces_the_derived_one() {
     let snap = snapshot(&mut s);
     // Before Kueue created the Workload, the job stands for it (as Kueue would queue it).
     assert_eq!(workloads(&snap), [("team/train".to_string(), false)]);
+    // A change elsewhere: the next snapshot shares the job and its derived workload
+    // with this one (pointers copied, not objects).
+    apply(&mut s, ResourceKind::Node, node("n", "8", "1"));
+    let next = snapshot(&mut s);
+    assert!(Arc::ptr_eq(&snap.state.jobs[0], &next.state.jobs[0]));
+    let key = ("team".to_string(), "train".to_string());
+    assert!(Arc::ptr_eq(
+        &snap.state.workloads[&key],
+        &next.state.workloads[&key]
+    ));
     apply(
         &mut s,
         ResourceKind::Workload,
