@@ -53,7 +53,8 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
                     flavors: a.flavor_map(),
                     borrowing: a.borrowing > 0,
                 });
-                touched.insert(e.cq);
+                // no `touched`: an admission requeues nothing in Kueue (see
+                // `step::schedule_cycle`); releases below do
                 last[e.wl] = None;
                 deferred[e.wl] = None;
             }

@@ -24,9 +24,10 @@ pub struct SchedulerMemory {
 }
 
 impl SchedulerMemory {
-    /// Call when quota is released or reserved in `cluster_queue` (a victim's admission
-    /// cleared, a workload finished or deleted, an admission written): like Kueue's
-    /// requeuer, every inadmissible workload of the same cohort tree returns to its heap.
+    /// Call when quota is released in `cluster_queue` (a victim's admission cleared, a
+    /// workload finished or deleted) or its spec changed: like Kueue's requeuer, every
+    /// inadmissible workload of the same cohort tree returns to its heap. Not for an
+    /// admission: Kueue requeues nothing then.
     pub fn notify_quota_change(&mut self, state: &ClusterState, cluster_queue: &str) {
         let st = EngineState::new(state, &PlanOptions::default());
         let Some(&cq) = st.cq_by_name.get(cluster_queue) else {
@@ -124,7 +125,6 @@ pub fn schedule_cycle(
         warnings: st.warnings.clone(),
         ..Default::default()
     };
-    let mut touched = BTreeSet::new();
     for e in &res.entries {
         if !matches!(e.outcome, EntryOutcome::Admitted) {
             continue;
@@ -161,7 +161,6 @@ pub fn schedule_cycle(
             borrowing: a.borrowing > 0,
             message: format!("Quota reserved in ClusterQueue {cq_name}"),
         });
-        touched.insert(e.cq);
     }
     for (t, by) in &res.victims {
         let v = &st.wls[t.wl];
@@ -191,8 +190,10 @@ pub fn schedule_cycle(
             ),
         });
     }
-    // an admission is a quota change: the tree's inadmissible workloads are requeued
-    st.flush_inadmissible_of(touched);
+    // An admission requeues nothing: Kueue's workload controller moves a workload from
+    // pending to QuotaReserved without notifying the requeuer (only finishes,
+    // deletions, evictions, reclaimable-pod and priority changes do:
+    // `pkg/controller/core/workload_controller.go` `Update`/`Delete`).
 
     // pending: evaluated heads first get their cycle's explanation
     for cq in 0..st.cqs.len() {

@@ -7,8 +7,8 @@
 //! already in the file are read when it is opened.
 
 use std::collections::{HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
 use std::fs::OpenOptions;
+use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 

@@ -881,3 +881,99 @@ fn positions_in_local_queues_of_the_same_name_in_two_namespaces_are_counted_apar
         assert_eq!(d.explanation.position_in_local_queue, Some(in_lq), "{wl}");
     }
 }
+
+/// An admission requeues no parked workload. Kueue's workload controller handles a
+/// Workload going from pending to QuotaReserved with `queues.DeleteWorkload` and
+/// `cache.AddOrUpdateWorkload` only; the inadmissible workloads of a cohort tree return
+/// to their heaps on a finish, a deletion, an eviction, a reclaimable-pod or priority
+/// change (`QueueAssociatedInadmissibleWorkloadsAfter` in
+/// `pkg/controller/core/workload_controller.go` `Update`/`Delete`) or a ClusterQueue,
+/// Cohort or flavor spec change (`NotifyRetryInadmissible`).
+///
+/// Cycle 1: "a1" needs 4 of the cohort's 2 free CPUs; the only borrower, "x", has a
+/// higher priority and "b0" is within cq-b's nominal quota, so there is nothing to
+/// reclaim: "a1" reserves its quota and is parked, and "b1" no longer fits after that
+/// reservation. Cycle 2: "b1" borrows the 2 free CPUs, which puts cq-b above its
+/// nominal quota and so makes "b0" (lower priority than "a1") reclaimable. Nothing is
+/// released afterwards, so Kueue never looks at "a1" again: "b0" keeps running.
+#[test]
+fn an_admission_that_creates_a_borrower_requeues_no_parked_workload() {
+    let s = ClusterBuilder::new()
+        .flavor("default")
+        .cq(CqBuilder::new("cq-a")
+            .cohort("c")
+            .quota("default", "cpu", "4")
+            .preemption(W::Never, R::LowerPriority))
+        .cq(CqBuilder::new("cq-b")
+            .cohort("c")
+            .quota("default", "cpu", "4"))
+        .cq(CqBuilder::new("cq-c")
+            .cohort("c")
+            .quota("default", "cpu", "0"))
+        .lq("ns", "lq-a", "cq-a")
+        .lq("ns", "lq-b", "cq-b")
+        .lq("ns", "lq-c", "cq-c")
+        .wl(WlBuilder::new("ns", "b0")
+            .queue("lq-b")
+            .priority(10)
+            .created(1)
+            .pod_set("main", 1, &[("cpu", "4")])
+            .admitted("cq-b", "default", 10))
+        .wl(WlBuilder::new("ns", "x")
+            .queue("lq-c")
+            .priority(100)
+            .created(1)
+            .pod_set("main", 1, &[("cpu", "2")])
+            .admitted("cq-c", "default", 10))
+        .wl(WlBuilder::new("ns", "a1")
+            .queue("lq-a")
+            .priority(50)
+            .created(2)
+            .pod_set("main", 1, &[("cpu", "4")]))
+        .wl(WlBuilder::new("ns", "b1")
+            .queue("lq-b")
+            .priority(20)
+            .created(3)
+            .pod_set("main", 1, &[("cpu", "2")]))
+        .build();
+    let p = plan(&s, &opts());
+    let admitted: Vec<Vec<&str>> = p
+        .cycles
+        .iter()
+        .map(|c| c.admitted.iter().map(|a| a.workload.as_str()).collect())
+        .collect();
+    assert!(admitted[0].is_empty(), "{admitted:?}");
+    assert_eq!(
+        admitted[1],
+        ["ns/b1"],
+        "b1 borrows the free 2 CPUs in cycle 2"
+    );
+    assert!(
+        p.cycles.iter().all(|c| c.preempted.is_empty()),
+        "a1 stays parked: nobody reclaims b0 ({:?})",
+        p.cycles.iter().map(|c| &c.preempted).collect::<Vec<_>>()
+    );
+    assert!(p.converged);
+    let last = p.cycles.last().expect("cycles");
+    assert!(last.pending.iter().any(|r| r.workload == "ns/a1"));
+
+    // The one-cycle API (the simulator's Kueue) keeps "a1" parked across the admission.
+    let o = PlanOptions {
+        now: NOW,
+        ..Default::default()
+    };
+    let first = gangplank::engine::schedule_cycle(&s, &Default::default(), &o);
+    assert!(first.memory.inadmissible.contains("ns/a1"), "{first:?}");
+    let second = gangplank::engine::schedule_cycle(&s, &first.memory, &o);
+    let admitted: Vec<&str> = second
+        .admitted
+        .iter()
+        .map(|a| a.workload.as_str())
+        .collect();
+    assert_eq!(admitted, ["ns/b1"]);
+    assert!(
+        second.memory.inadmissible.contains("ns/a1"),
+        "the admission of b1 requeued a1: {:?}",
+        second.memory
+    );
+}
