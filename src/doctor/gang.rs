@@ -237,7 +237,7 @@ fn larger_than_any_node<'a>(
         return;
     }
     let cq = ctx.cluster_queue_of(w);
-    for ps in &w.pod_sets {
+    for ps in w.pod_sets.iter() {
         for (resource, need) in ctx.accelerators_in(&ps.requests) {
             // Flavors that could serve this resource: the admitted ones, else the CQ's.
             let mut flavors = assigned_flavors(w, &resource);

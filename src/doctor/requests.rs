@@ -40,7 +40,7 @@ pub fn check(ctx: &Context, out: &mut Vec<Finding>) {
 /// resource → total (count × per-pod) request, for non-zero requests no group covers.
 fn uncovered_requests(w: &Workload, cq: &ClusterQueue) -> ResourceList {
     let mut missing = ResourceList::new();
-    for ps in &w.pod_sets {
+    for ps in w.pod_sets.iter() {
         for (r, q) in &ps.requests {
             if *q == Quantity::ZERO {
                 continue;
@@ -171,7 +171,7 @@ fn exceeds_in_group(
     let in_group = |r: &str| group.covered_resources.iter().any(|c| c == r);
     let max = |f: &str, r: &str| tree.potential_available(cq, f, r);
     let mut total = ResourceList::new();
-    for ps in &w.pod_sets {
+    for ps in w.pod_sets.iter() {
         let pods = min_pods(ps.count, ps.min_count);
         let need: ResourceList = ps
             .requests

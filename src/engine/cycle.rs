@@ -123,7 +123,7 @@ fn partial_admission(
     // smallest i in [0, total] whose counts are viable (i = 0 is the full count)
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        let mut pod_sets = w.pod_sets.clone();
+        let mut pod_sets = w.pod_sets.to_vec();
         for (p, d) in pod_sets.iter_mut().zip(&deltas) {
             p.count -= (d * mid / total) as i32;
         }
@@ -138,7 +138,7 @@ fn partial_admission(
     match found {
         Some((i, r)) if i == lo => Some(r),
         _ => {
-            let mut pod_sets = w.pod_sets.clone();
+            let mut pod_sets = w.pod_sets.to_vec();
             for (p, d) in pod_sets.iter_mut().zip(&deltas) {
                 p.count -= (d * lo / total) as i32;
             }

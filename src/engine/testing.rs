@@ -156,7 +156,8 @@ impl WlBuilder {
     }
     /// Adds a pod set of `count` pods with the given per-pod requests.
     pub fn pod_set(mut self, name: &str, count: i32, requests: &[(&str, &str)]) -> Self {
-        self.0.pod_sets.push(PodSet {
+        let mut pod_sets = self.0.pod_sets.to_vec();
+        pod_sets.push(PodSet {
             name: name.to_string(),
             count,
             requests: requests
@@ -165,13 +166,16 @@ impl WlBuilder {
                 .collect(),
             ..Default::default()
         });
+        self.0.pod_sets = pod_sets.into();
         self
     }
     /// Modifies the last pod set.
     pub fn with_last_pod_set(mut self, f: impl FnOnce(&mut PodSet)) -> Self {
-        if let Some(p) = self.0.pod_sets.last_mut() {
+        let mut pod_sets = self.0.pod_sets.to_vec();
+        if let Some(p) = pod_sets.last_mut() {
             f(p);
         }
+        self.0.pod_sets = pod_sets.into();
         self
     }
     pub fn inactive(mut self) -> Self {

@@ -204,12 +204,13 @@ pub fn generate(spec: &SyntheticSpec) -> ClusterState {
             uid: format!("uid-{:06}", *seq),
             creation_timestamp: created,
             queue_name: Some("queue".into()),
-            pod_sets: vec![PodSet {
+            pod_sets: [PodSet {
                 name: "main".into(),
                 count: 1,
                 requests: requests.clone(),
                 ..Default::default()
-            }],
+            }]
+            .into(),
             priority,
             priority_class: Some(PriorityClassRef {
                 kind: PriorityClassKind::PriorityClass,

@@ -461,7 +461,10 @@ pub struct Workload {
     pub annotations: Labels,
     /// LocalQueue name (`spec.queueName`, or the job's `kueue.x-k8s.io/queue-name` label).
     pub queue_name: Option<String>,
-    pub pod_sets: Vec<PodSet>,
+    /// Shared: Kueue's podSets are immutable once the Workload exists, so the live
+    /// source gives every later version of a Workload the pod sets of the version it
+    /// replaces (one copy instead of one per version while a plan holds the old one).
+    pub pod_sets: Arc<[PodSet]>,
     /// Resolved priority (`spec.priority`, or derived as Kueue's job integration does).
     pub priority: i32,
     pub priority_class: Option<PriorityClassRef>,
@@ -512,7 +515,7 @@ impl Workload {
     /// Per-pod requests × count, summed over pod sets (the gang's total demand).
     pub fn total_requests(&self) -> ResourceList {
         let mut total = ResourceList::new();
-        for ps in &self.pod_sets {
+        for ps in self.pod_sets.iter() {
             for (r, q) in &ps.requests {
                 *total.entry(r.clone()).or_default() += *q * i64::from(ps.count);
             }

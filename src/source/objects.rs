@@ -223,8 +223,10 @@ fn compact_pod_set(ps: &mut PodSet) {
 fn compact_workload(w: &mut Workload) {
     w.labels.shrink_to_fit();
     w.annotations.shrink_to_fit();
-    w.pod_sets.shrink_to_fit();
-    w.pod_sets.iter_mut().for_each(compact_pod_set);
+    // fresh from the parser, so not shared yet (the slice itself has no spare room)
+    if let Some(pod_sets) = Arc::get_mut(&mut w.pod_sets) {
+        pod_sets.iter_mut().for_each(compact_pod_set);
+    }
     w.conditions.shrink_to_fit();
     if let Some(a) = &mut w.admission {
         a.pod_set_assignments.shrink_to_fit();

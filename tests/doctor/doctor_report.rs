@@ -35,7 +35,7 @@ fn seed() -> State {
         namespace: "nlp-team".into(),
         name: "boss-urgent-llama-finetune".into(),
         queue_name: Some("nlp-team-queue".into()),
-        pod_sets: vec![master],
+        pod_sets: vec![master].into(),
         priority: 1_000_000,
         priority_class: Some(PriorityClassRef {
             kind: PriorityClassKind::PriorityClass,

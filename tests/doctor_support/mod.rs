@@ -165,7 +165,7 @@ pub fn workload(ns: &str, name: &str, queue: &str, pod_sets: Vec<PodSet>) -> Wor
         name: name.to_string(),
         uid: format!("uid-wl-{name}"),
         queue_name: Some(queue.to_string()),
-        pod_sets,
+        pod_sets: pod_sets.into(),
         active: true,
         owner: Some(owner("Job", name)),
         ..Default::default()

@@ -61,7 +61,7 @@ fn workload(ns: &str, name: &str, class: &str, value: i32, created: Timestamp) -
         uid: format!("wl-{name}"),
         creation_timestamp: created,
         queue_name: Some(format!("{}-queue", ns)),
-        pod_sets: vec![pod_set("master")],
+        pod_sets: vec![pod_set("master")].into(),
         priority: value,
         priority_class: Some(PriorityClassRef {
             kind: PriorityClassKind::PriorityClass,
@@ -210,7 +210,7 @@ pub fn cluster() -> ClusterState {
         1_000_000,
         T0 + 10 * 60_000,
     );
-    boss.pod_sets = vec![pod_set("master"), pod_set("worker")];
+    boss.pod_sets = vec![pod_set("master"), pod_set("worker")].into();
     boss.conditions = vec![cond(
         "QuotaReserved",
         false,

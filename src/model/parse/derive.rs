@@ -114,7 +114,7 @@ pub fn workload_from_job(job: &JobInfo, state: &ClusterState) -> Workload {
         labels: job.labels.clone(),
         annotations: job.annotations.clone(),
         queue_name: job_queue_name(job),
-        pod_sets: job.pod_sets.clone(),
+        pod_sets: job.pod_sets.as_slice().into(),
         priority: p.value,
         priority_class: p.class,
         active: true,

@@ -160,7 +160,7 @@ pub(crate) fn workload(
         labels: meta.labels.clone(),
         annotations: meta.annotations.clone(),
         queue_name: spec.opt_string("queueName")?.filter(|q| !q.is_empty()),
-        pod_sets,
+        pod_sets: pod_sets.into(),
         priority: priority.unwrap_or(0),
         priority_class: priority_class_ref(&spec)?,
         active: spec.opt_bool("active")?.unwrap_or(true),

@@ -162,13 +162,17 @@ impl Store {
             _ => None,
         };
         let kind = ev.kind;
+        let mut msg = ev.msg;
+        if let WatchMsg::Apply(p) | WatchMsg::InitApply(p) = &mut msg {
+            self.share_pod_sets(&p.key, &mut p.item);
+        }
         let Some(ks) = self.kinds.get_mut(&kind) else {
             return;
         };
         let mut evictions = Vec::new();
         let mut timeline = Vec::new();
         let mut reindex = None;
-        match ev.msg {
+        match msg {
             WatchMsg::ListStarted => {
                 ks.buffer = Some(Relist::default());
                 ks.sync.on(SyncEvent::ListStarted, now);
@@ -302,6 +306,20 @@ impl Store {
             }) => Some((light(workload), *priority_missing)),
             Known::Is(_) | Known::Gone => None,
             Known::Unknown => self.base.workloads.get(key).map(|w| (light(w), false)),
+        }
+    }
+
+    /// Kueue's podSets never change once a Workload exists: a new version of a Workload
+    /// takes the pod sets of the version it replaces, so the two share one copy (a
+    /// re-plan holds the old version while events bring the new one).
+    fn share_pod_sets(&self, key: &ObjKey, item: &mut Option<Item>) {
+        if let Some(Item::Workload { workload, .. }) = item
+            && let Some(old) = self.workload(key)
+            && !Arc::ptr_eq(&old.pod_sets, &workload.pod_sets)
+            && old.pod_sets == workload.pod_sets
+            && let Some(new) = Arc::get_mut(workload)
+        {
+            new.pod_sets = old.pod_sets.clone();
         }
     }
 

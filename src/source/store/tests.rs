@@ -233,3 +233,29 @@ fn a_workload_after_its_job_replaces_the_derived_one() {
     let snap = snapshot(&mut s);
     assert_eq!(workloads(&snap), [("team/train".to_string(), false)]);
 }
+
+#[test]
+fn a_new_version_of_a_workload_shares_the_pod_sets_of_the_one_it_replaces() {
+    let mut s = store();
+    let v1 = workload_of_job("train", "job-uid");
+    apply(&mut s, ResourceKind::Workload, v1.clone());
+    let first = snapshot(&mut s);
+    let key = ("team".to_string(), "job-train-abcde".to_string());
+    // A priority change (a new version, same pod sets): one copy of the pod sets.
+    let mut v2 = v1.clone();
+    v2["spec"]["priority"] = json!(424_242);
+    apply(&mut s, ResourceKind::Workload, v2.clone());
+    let second = snapshot(&mut s);
+    let (old, new) = (&first.state.workloads[&key], &second.state.workloads[&key]);
+    assert_eq!(new.priority, 424_242);
+    assert!(!Arc::ptr_eq(old, new), "a new version");
+    assert!(Arc::ptr_eq(&old.pod_sets, &new.pod_sets));
+    // Different pod sets (not something Kueue allows, but a watch may deliver it) are kept.
+    let mut v3 = v2;
+    v3["spec"]["podSets"][0]["count"] = json!(3);
+    apply(&mut s, ResourceKind::Workload, v3);
+    let third = snapshot(&mut s);
+    let w = &third.state.workloads[&key];
+    assert_eq!(w.pod_sets[0].count, 3);
+    assert!(!Arc::ptr_eq(&new.pod_sets, &w.pod_sets));
+}

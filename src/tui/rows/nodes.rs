@@ -48,7 +48,7 @@ impl NodeTable {
                 WlState::of(wl),
                 WlState::Pending | WlState::Preempted | WlState::Evicted
             ) {
-                for ps in &wl.pod_sets {
+                for ps in wl.pod_sets.iter() {
                     let g = gpus(&ps.requests);
                     if largest_pending_pod.as_ref().is_none_or(|(m, _)| g > *m) && g > 0 {
                         largest_pending_pod = Some((g, wl.key()));

@@ -116,7 +116,7 @@ fn lines(app: &App, data: &ConsoleData, row: &WorkloadRow, wl: &Workload) -> Vec
     }
 
     out.push(section(app, "pod sets"));
-    for ps in &wl.pod_sets {
+    for ps in wl.pod_sets.iter() {
         let req: Vec<String> = ps
             .requests
             .iter()
