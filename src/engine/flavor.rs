@@ -5,6 +5,7 @@
 //! mode preference and the flavorFungibility stop rule. gangplank always starts the
 //! scan at the first flavor (no `lastTriedIdx` scan progress).
 
+use crate::model::SmallMap;
 use std::collections::BTreeMap;
 
 use crate::model::{
@@ -179,6 +180,22 @@ impl Assignment {
     }
 
     /// pod set → resource → flavor.
+    /// [`Self::flavor_map`] as the compact maps of a plan's admissions.
+    pub fn flavor_small_map(&self) -> SmallMap<String, SmallMap<String, String>> {
+        self.pod_sets
+            .iter()
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    p.flavors
+                        .iter()
+                        .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
     pub fn flavor_map(&self) -> BTreeMap<String, BTreeMap<String, String>> {
         self.pod_sets
             .iter()

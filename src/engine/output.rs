@@ -1,5 +1,6 @@
 //! The serialized plan (the JSON contract shared with the CLI and the console).
 
+use crate::model::SmallMap;
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -189,8 +190,10 @@ impl Serialize for PendingList {
 pub struct PlanAdmitted {
     pub workload: String,
     pub cluster_queue: String,
-    /// pod set → resource → flavor.
-    pub flavors: BTreeMap<String, BTreeMap<String, String>>,
+    /// pod set → resource → flavor. Compact sorted maps (iterated and serialized as
+    /// `BTreeMap`s): a long plan lists tens of thousands of admissions, and a
+    /// `BTreeMap` allocates room for eleven entries per node.
+    pub flavors: SmallMap<String, SmallMap<String, String>>,
     pub borrowing: bool,
 }
 
