@@ -5,7 +5,6 @@
 //! mode preference and the flavorFungibility stop rule. gangplank always starts the
 //! scan at the first flavor (no `lastTriedIdx` scan progress).
 
-use crate::model::SmallMap;
 use std::collections::BTreeMap;
 
 use crate::model::{
@@ -180,8 +179,13 @@ impl Assignment {
     }
 
     /// pod set → resource → flavor.
-    /// [`Self::flavor_map`] as the compact maps of a plan's admissions.
-    pub fn flavor_small_map(&self) -> SmallMap<String, SmallMap<String, String>> {
+    /// pod set → resource → flavor, as any map type (the plan's admissions use compact
+    /// `SmallMap`s, proposals `BTreeMap`s).
+    pub fn flavors_as<M, I>(&self) -> M
+    where
+        M: FromIterator<(String, I)>,
+        I: FromIterator<(String, String)>,
+    {
         self.pod_sets
             .iter()
             .map(|p| {
@@ -197,18 +201,7 @@ impl Assignment {
     }
 
     pub fn flavor_map(&self) -> BTreeMap<String, BTreeMap<String, String>> {
-        self.pod_sets
-            .iter()
-            .map(|p| {
-                (
-                    p.name.clone(),
-                    p.flavors
-                        .iter()
-                        .map(|(r, c)| (r.clone(), c.flavor.clone()))
-                        .collect(),
-                )
-            })
-            .collect()
+        self.flavors_as()
     }
 }
 

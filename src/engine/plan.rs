@@ -50,7 +50,7 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
                 out.admitted.push(PlanAdmitted {
                     workload: st.wls[e.wl].key(),
                     cluster_queue: st.cqs[e.cq].name().to_string(),
-                    flavors: a.flavor_small_map(),
+                    flavors: a.flavors_as(),
                     borrowing: a.borrowing > 0,
                 });
                 // no `touched`: an admission requeues nothing in Kueue (see

@@ -104,18 +104,23 @@ spec:
   podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: '8'}}}]}}}]
 ";
 
-/// `BASE` with "big" holding its 8 GPUs in Kueue.
-fn admitted_state() -> ClusterState {
-    state(&format!(
-        "{BASE}status:
+/// The `status` of a Workload holding `gpus` GPUs of flavor `f` in ClusterQueue `cq`.
+fn admitted_status(gpus: &str) -> String {
+    format!(
+        "status:
   admission:
     clusterQueue: cq
-    podSetAssignments: [{{name: main, flavors: {{nvidia.com/gpu: f}}, resourceUsage: {{nvidia.com/gpu: '8'}}, count: 1}}]
+    podSetAssignments: [{{name: main, flavors: {{nvidia.com/gpu: f}}, resourceUsage: {{nvidia.com/gpu: '{gpus}'}}, count: 1}}]
   conditions:
   - {{type: QuotaReserved, status: 'True', reason: QuotaReserved, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
   - {{type: Admitted, status: 'True', reason: Admitted, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
 "
-    ))
+    )
+}
+
+/// `BASE` with "big" holding its 8 GPUs in Kueue.
+fn admitted_state() -> ClusterState {
+    state(&format!("{BASE}{}", admitted_status("8")))
 }
 
 #[test]
@@ -202,15 +207,9 @@ fn a_victim_of_the_plan_still_admitted_in_kueue_is_no_drift() {
         .replace("name: big", "name: low")
         .replace("u-big", "u-low")
         .replace("'8'", "'4'");
+    let status = admitted_status("4");
     let yaml = format!(
-        "{victim}status:
-  admission:
-    clusterQueue: cq
-    podSetAssignments: [{{name: main, flavors: {{nvidia.com/gpu: f}}, resourceUsage: {{nvidia.com/gpu: '4'}}, count: 1}}]
-  conditions:
-  - {{type: QuotaReserved, status: 'True', reason: QuotaReserved, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
-  - {{type: Admitted, status: 'True', reason: Admitted, message: '', lastTransitionTime: '2026-01-01T00:00:00Z'}}
----
+        "{victim}{status}---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Workload
 metadata: {{name: urgent, namespace: ns, uid: u-urgent, creationTimestamp: '2026-01-02T00:00:00Z'}}
