@@ -218,6 +218,11 @@ impl SharedStr {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Whether both are the same allocation (not only the same text).
+    pub fn shares_with(&self, other: &SharedStr) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Deref for SharedStr {
