@@ -84,9 +84,9 @@ fn base(st: &EngineState<'_>, wl: WlIdx, cq: Option<CqIdx>, kind: PendingKind) -
     let w = st.wls[wl].wl;
     Explanation {
         kind,
-        reason: String::new().into(),
+        reason: SharedStr::default(),
         condition_reason: "Pending".into(),
-        message: String::new().into(),
+        message: SharedStr::default(),
         cluster_queue: cq.map(|c| SharedStr::from(st.cqs[c].name())),
         local_queue: local_queue_label(w),
         position_in_cluster_queue: None,
@@ -389,8 +389,9 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
         e.outcome,
         EntryOutcome::NamespaceMismatch | EntryOutcome::InvalidResources
     ) {
+        let mut reason = ex.reason.to_string();
         for (v, note) in &e.victim_notes {
-            ex.reason = format!("{}; would preempt {}: {note}", ex.reason, st.wls[*v].key()).into();
+            reason.push_str(&format!("; would preempt {}: {note}", st.wls[*v].key()));
         }
         if let Some(note) = &e.fair_note
             && matches!(
@@ -400,7 +401,10 @@ pub fn for_entry_with(st: &EngineState<'_>, e: &Entry, why: Option<String>) -> E
                     | EntryOutcome::DeferredFit
             )
         {
-            ex.reason = format!("{}; {note}", ex.reason).into();
+            reason.push_str(&format!("; {note}"));
+        }
+        if reason.len() != ex.reason.len() {
+            ex.reason = reason.into();
         }
     }
     ex
@@ -451,7 +455,6 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: NotQueued) -> Explan
             ex.kind = PendingKind::NoQueueName;
             ex.reason =
                 "no LocalQueue named: set the kueue.x-k8s.io/queue-name label (or spec.queueName)"
-                    .to_string()
                     .into();
         }
         NotQueued::LocalQueueNotFound => {
@@ -482,7 +485,6 @@ pub fn for_not_queued(st: &EngineState<'_>, wl: WlIdx, why: NotQueued) -> Explan
             ex.cluster_queue = cq.map(|c| SharedStr::from(st.cqs[c].name()));
             ex.reason =
                 "inactive (spec.active: false): Kueue never admits it until it is reactivated"
-                    .to_string()
                     .into();
             ex.message = "The workload is deactivated".into();
         }

@@ -155,16 +155,21 @@ impl Store {
     pub fn apply(&mut self, ev: SourceEvent, now: Timestamp) {
         let started = Instant::now();
         self.stats.events += 1;
-        // The version a workload update replaces: priority and spec.active changes are
-        // timeline events (holds, resumes, reprioritizations).
-        let previous = match &ev.msg {
-            WatchMsg::Apply(p) if ev.kind == ResourceKind::Workload => self.previous_of(&p.key),
-            _ => None,
-        };
         let kind = ev.kind;
         let mut msg = ev.msg;
-        if let WatchMsg::Apply(p) | WatchMsg::InitApply(p) = &mut msg {
-            self.share_pod_sets(&p.key, &mut p.item);
+        // The version a workload update replaces: priority and spec.active changes are
+        // timeline events (holds, resumes, reprioritizations), and the new version takes
+        // its pod sets.
+        let mut previous = None;
+        let update = matches!(msg, WatchMsg::Apply(_));
+        if kind == ResourceKind::Workload
+            && let WatchMsg::Apply(p) | WatchMsg::InitApply(p) = &mut msg
+            && let Some((old, priority_missing)) = self.current_workload(&p.key)
+        {
+            share_pod_sets(old, &mut p.item);
+            if update {
+                previous = Some((light_copy(old), priority_missing));
+            }
         }
         let Some(ks) = self.kinds.get_mut(&kind) else {
             return;
@@ -290,36 +295,15 @@ impl Store {
         }
     }
 
-    /// What the timeline compares of the current version of a Workload: priority,
-    /// class and `spec.active` (a light copy), and whether its priority is unresolved.
-    fn previous_of(&self, key: &ObjKey) -> Option<(Workload, bool)> {
-        let light = |w: &Workload| Workload {
-            priority: w.priority,
-            priority_class: w.priority_class.clone(),
-            active: w.active,
-            ..Workload::default()
-        };
+    /// The current version of a Workload, and whether its priority is unresolved.
+    fn current_workload(&self, key: &ObjKey) -> Option<(&Workload, bool)> {
         match self.pending.get(ResourceKind::Workload, key) {
             Known::Is(Item::Workload {
                 workload,
                 priority_missing,
-            }) => Some((light(workload), *priority_missing)),
+            }) => Some((workload, *priority_missing)),
             Known::Is(_) | Known::Gone => None,
-            Known::Unknown => self.base.workloads.get(key).map(|w| (light(w), false)),
-        }
-    }
-
-    /// Kueue's podSets never change once a Workload exists: a new version of a Workload
-    /// takes the pod sets of the version it replaces, so the two share one copy (a
-    /// re-plan holds the old version while events bring the new one).
-    fn share_pod_sets(&self, key: &ObjKey, item: &mut Option<Item>) {
-        if let Some(Item::Workload { workload, .. }) = item
-            && let Some(old) = self.workload(key)
-            && !Arc::ptr_eq(&old.pod_sets, &workload.pod_sets)
-            && old.pod_sets == workload.pod_sets
-            && let Some(new) = Arc::get_mut(workload)
-        {
-            new.pod_sets = old.pod_sets.clone();
+            Known::Unknown => self.base.workloads.get(key).map(|w| (&**w, false)),
         }
     }
 
@@ -474,6 +458,30 @@ fn set_warnings(map: &mut BTreeMap<ObjKey, Vec<String>>, key: &ObjKey, warnings:
         }
     } else {
         map.insert(key.clone(), warnings);
+    }
+}
+
+/// What the timeline compares of a Workload's version: priority, class and
+/// `spec.active` (a light copy).
+fn light_copy(w: &Workload) -> Workload {
+    Workload {
+        priority: w.priority,
+        priority_class: w.priority_class.clone(),
+        active: w.active,
+        ..Workload::default()
+    }
+}
+
+/// Kueue's podSets never change once a Workload exists: a new version of a Workload
+/// takes the pod sets of the version it replaces, so the two share one copy (a re-plan
+/// holds the old version while events bring the new one).
+fn share_pod_sets(old: &Workload, item: &mut Option<Item>) {
+    if let Some(Item::Workload { workload, .. }) = item
+        && !Arc::ptr_eq(&old.pod_sets, &workload.pod_sets)
+        && old.pod_sets == workload.pod_sets
+        && let Some(new) = Arc::get_mut(workload)
+    {
+        new.pod_sets = old.pod_sets.clone();
     }
 }
 
