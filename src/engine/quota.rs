@@ -134,6 +134,22 @@ pub struct QuotaTree {
     /// Each node's parent ([`NO_PARENT`] at a root), a copy of `Node::parent` for the
     /// usage walk.
     up: Vec<u32>,
+    /// Pre-order number of each node, and one past the last number in its subtree: `n`
+    /// is in `root`'s subtree iff `order[root].0 <= order[n].0 < order[root].1`.
+    order: Vec<(u32, u32)>,
+    /// [`QuotaTree::potential_available`] per node and fr, laid out as `cells`.
+    potential: Vec<i128>,
+    /// What `available` reads of a node's quotas, laid out as `cells` (the search asks
+    /// for it hundreds of thousands of times a cycle; `Node`'s vectors are scattered).
+    limits: Vec<Limits>,
+}
+
+/// A node's subtree quota and borrowing limit of one fr.
+#[derive(Clone, Copy, Debug, Default)]
+struct Limits {
+    subtree: i128,
+    /// `i128::MAX` when there is no limit.
+    borrowing_limit: i128,
 }
 
 impl QuotaTree {
@@ -143,6 +159,9 @@ impl QuotaTree {
             nfr,
             cells: Vec::new(),
             up: Vec::new(),
+            order: Vec::new(),
+            potential: Vec::new(),
+            limits: Vec::new(),
         }
     }
 
@@ -165,6 +184,58 @@ impl QuotaTree {
             .iter()
             .flat_map(|n| n.local.iter().map(|&local| Cell { usage: 0, local }))
             .collect();
+        self.limits = self
+            .nodes
+            .iter()
+            .flat_map(|n| {
+                (0..self.nfr).map(|fr| Limits {
+                    subtree: n.subtree[fr],
+                    borrowing_limit: n.borrowing_limit[fr].unwrap_or(i128::MAX),
+                })
+            })
+            .collect();
+        self.potential = (0..self.nodes.len())
+            .flat_map(|n| (0..self.nfr).map(move |fr| (n, fr)))
+            .map(|(n, fr)| self.compute_potential_available(n, fr))
+            .collect();
+        self.order = vec![(0, 0); self.nodes.len()];
+        let mut next = 0;
+        let roots: Vec<NodeId> = (0..self.nodes.len())
+            .filter(|&n| self.nodes[n].parent.is_none())
+            .collect();
+        for r in roots {
+            self.number(r, &mut next);
+        }
+    }
+
+    /// Pre-order numbering of `n`'s subtree (see [`QuotaTree::in_subtree`]).
+    fn number(&mut self, n: NodeId, next: &mut u32) {
+        let first = *next;
+        *next += 1;
+        let children: Vec<NodeId> = self.nodes[n]
+            .child_cohorts
+            .iter()
+            .chain(self.nodes[n].child_cqs.iter())
+            .copied()
+            .collect();
+        for c in children {
+            self.number(c, next);
+        }
+        self.order[n] = (first, *next);
+    }
+
+    /// The pre-order number of `n`: with [`QuotaTree::in_subtree_of`], an O(1) subtree
+    /// test for the preemption search, which asks it for every workload it passes over.
+    #[inline]
+    pub fn preorder(&self, n: NodeId) -> u32 {
+        self.order[n].0
+    }
+
+    /// Whether the node numbered `pre` ([`QuotaTree::preorder`]) is in `root`'s subtree.
+    #[inline]
+    pub fn in_subtree_of(&self, pre: u32, root: NodeId) -> bool {
+        let (first, end) = self.order[root];
+        first <= pre && pre < end
     }
 
     #[inline]
@@ -186,8 +257,10 @@ impl QuotaTree {
     }
 
     /// Usage (+val) above the subtree quota (`BorrowingWith`).
+    #[inline]
     pub fn borrowing_with(&self, n: NodeId, fr: FrId, val: i128) -> bool {
-        self.usage(n, fr) + val > self.nodes[n].subtree[fr]
+        let i = n * self.nfr + fr;
+        self.cells[i].usage + val > self.limits[i].subtree
     }
 
     fn accumulate(&mut self, n: NodeId) {
@@ -228,17 +301,67 @@ impl QuotaTree {
 
     /// `available`: what the node can still take, honouring borrowing limits.
     pub fn available(&self, n: NodeId, fr: FrId) -> i128 {
-        let node = &self.nodes[n];
-        let Some(p) = node.parent else {
-            return node.subtree[fr] - self.usage(n, fr);
-        };
-        let mut parent_available = self.available(p, fr);
-        if let Some(bl) = node.borrowing_limit[fr] {
-            let stored_in_parent = node.subtree[fr] - node.local_quota(fr);
-            let used_in_parent = (self.usage(n, fr) - node.local_quota(fr)).max(0);
-            parent_available = parent_available.min(stored_in_parent - used_in_parent + bl);
+        let i = n * self.nfr + fr;
+        let (cell, limits) = (self.cells[i], self.limits[i]);
+        match self.up[n] {
+            NO_PARENT => limits.subtree - cell.usage,
+            p => node_available(cell, limits, self.available(p as NodeId, fr)),
         }
-        self.local_available(n, fr) + parent_available
+    }
+
+    /// [`QuotaTree::available`] of `n` as it would be with `val` more of `fr` used at node
+    /// `at` (as [`QuotaTree::add_usage`] would bubble it), read without changing the tree.
+    /// `None` when either path is deeper than this walk keeps on its stack.
+    pub fn available_if_added(&self, n: NodeId, fr: FrId, at: NodeId, val: i128) -> Option<Added> {
+        const DEPTH: usize = 32;
+        // what the addition puts in each node of `at`'s path that is also on `n`'s
+        // (`n` itself and its ancestors): the others are not read by `available(n)`
+        let n_pre = self.preorder(n);
+        let mut added = [(NO_PARENT, 0i128); DEPTH];
+        let (mut m, mut val, mut len) = (at, val, 0);
+        loop {
+            if self.in_subtree_of(n_pre, m) {
+                *added.get_mut(len)? = (m as u32, val);
+                len += 1;
+            }
+            let local_available = self.local_available(m, fr);
+            let p = self.up[m];
+            if p == NO_PARENT || val <= local_available {
+                break;
+            }
+            val -= local_available;
+            m = p as NodeId;
+        }
+        if len == 0 {
+            return Some(Added::Unchanged);
+        }
+        let added = &added[..len];
+        // `n`'s path, then `available` from the root down
+        let mut path = [0usize; DEPTH];
+        let (mut x, mut depth) = (n, 0);
+        loop {
+            *path.get_mut(depth)? = x;
+            depth += 1;
+            match self.up[x] {
+                NO_PARENT => break,
+                p => x = p as NodeId,
+            }
+        }
+        let cell = |x: NodeId| {
+            let i = x * self.nfr + fr;
+            let mut c = self.cells[i];
+            if let Some(&(_, v)) = added.iter().find(|(a, _)| *a as usize == x) {
+                c.usage += v;
+            }
+            (c, self.limits[i])
+        };
+        let (c, l) = cell(path[depth - 1]);
+        let mut avail = l.subtree - c.usage;
+        for &x in path[..depth - 1].iter().rev() {
+            let (c, l) = cell(x);
+            avail = node_available(c, l, avail);
+        }
+        Some(Added::Available(avail))
     }
 
     /// ClusterQueue `Available`, clamped at zero.
@@ -246,13 +369,19 @@ impl QuotaTree {
         self.available(n, fr).max(0)
     }
 
-    /// `potentialAvailable`: the most this node could ever get, ignoring usage.
+    /// `potentialAvailable`: the most this node could ever get, ignoring usage (it reads
+    /// quotas only, so [`QuotaTree::finish`] computes it once).
+    #[inline]
     pub fn potential_available(&self, n: NodeId, fr: FrId) -> i128 {
+        self.potential[n * self.nfr + fr]
+    }
+
+    fn compute_potential_available(&self, n: NodeId, fr: FrId) -> i128 {
         let node = &self.nodes[n];
         let Some(p) = node.parent else {
             return node.subtree[fr];
         };
-        let mut avail = node.local_quota(fr) + self.potential_available(p, fr);
+        let mut avail = node.local_quota(fr) + self.compute_potential_available(p, fr);
         if let Some(bl) = node.borrowing_limit[fr] {
             avail = avail.min(node.subtree[fr] + bl);
         }
@@ -374,6 +503,27 @@ impl QuotaTree {
     }
 }
 
+/// What [`QuotaTree::available_if_added`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Added {
+    /// The addition stops below the node's path: its `available` is as it is now.
+    Unchanged,
+    Available(i128),
+}
+
+/// `available` of a node below the root, given its parent's.
+#[inline]
+fn node_available(cell: Cell, limits: Limits, parent_available: i128) -> i128 {
+    let mut parent_available = parent_available;
+    if limits.borrowing_limit != i128::MAX {
+        let stored_in_parent = limits.subtree - cell.local;
+        let used_in_parent = (cell.usage - cell.local).max(0);
+        parent_available =
+            parent_available.min(stored_in_parent - used_in_parent + limits.borrowing_limit);
+    }
+    (cell.local - cell.usage).max(0) + parent_available
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,6 +557,38 @@ mod tests {
         assert_eq!(t.available(2, 0), 10);
         assert_eq!(t.potential_available(2, 0), 10);
         assert_eq!(t.nodes[0].height, 1);
+    }
+
+    #[test]
+    fn available_if_added_reads_what_adding_would_show() {
+        let mut t = tree();
+        // b may borrow at most 3 beyond its own quota
+        t.nodes[2].borrowing_limit[0] = Some(3);
+        t.finish();
+        t.add_usage(1, 0, 7);
+        t.add_usage(2, 0, 5);
+        for (at, val) in [(1, 1), (1, 9), (2, 3), (2, 12), (0, 2)] {
+            for n in [1, 2] {
+                let before = t.available(n, 0);
+                let read = match t.available_if_added(n, 0, at, val) {
+                    Some(Added::Unchanged) => before,
+                    Some(Added::Available(a)) => a,
+                    None => unreachable!("a shallow tree"),
+                };
+                t.add_usage(at, 0, val);
+                assert_eq!(read, t.available(n, 0), "n={n} at={at} val={val}");
+                t.remove_usage(at, 0, val);
+            }
+        }
+    }
+
+    #[test]
+    fn subtrees_by_preorder() {
+        let t = tree();
+        let pre = |n| t.preorder(n);
+        assert!(t.in_subtree_of(pre(1), 0) && t.in_subtree_of(pre(2), 0));
+        assert!(t.in_subtree_of(pre(1), 1) && !t.in_subtree_of(pre(2), 1));
+        assert!(!t.in_subtree_of(pre(0), 2));
     }
 
     #[test]

@@ -71,32 +71,43 @@ fn uses_needed(st: &EngineState<'_>, wl: WlIdx, ctx: &PreemptionCtx<'_>) -> bool
         .any(|(fr, _)| ctx.frs_need.contains(fr))
 }
 
-/// `classifyPreemptionVariant`; `None` = cannot be preempted.
+/// `classifyPreemptionVariant`; `None` = cannot be preempted. `e` is the workload's
+/// entry in a candidate list (its priority is read there); `listed_by_need` says the list
+/// holds only workloads using a pair that needs preemption ([`CohortLists`]), so that
+/// scan is skipped. Most candidates of a big cohort tree are decided without reading the
+/// workload's own record.
 fn classify(
     st: &EngineState<'_>,
     ctx: &PreemptionCtx<'_>,
-    wl: WlIdx,
-    cand_cq: CqIdx,
-    advantage: bool,
+    e: &Listed,
+    src: &Source,
 ) -> Option<Variant> {
     st.step();
-    let w = &st.wls[wl];
-    let me = (ctx.priority, ctx.queue_ts);
-    let cand = (w.priority, w.queue_ts);
+    let (wl, priority) = (e.wl, e.priority);
     // the policy (integer comparisons) before the usage scan: most candidates of a big
     // cohort tree fail on priority
-    let allowed = if cand_cq == ctx.cq {
-        policy_allows_within(ctx.policy.within_cluster_queue, me, cand)
+    let allowed = if src.cq == ctx.cq {
+        let queue_ts = || st.wls[wl].queue_ts;
+        match ctx.policy.within_cluster_queue {
+            WithinClusterQueue::LowerOrNewerEqualPriority if priority == ctx.priority => {
+                ctx.queue_ts < queue_ts()
+            }
+            p => policy_allows_within(p, (ctx.priority, ctx.queue_ts), (priority, 0)),
+        }
     } else {
-        policy_allows_reclaim(ctx.policy.reclaim_within_cohort, me, cand)
+        policy_allows_reclaim(
+            ctx.policy.reclaim_within_cohort,
+            (ctx.priority, ctx.queue_ts),
+            (priority, 0),
+        )
     };
-    if !allowed || Some(wl) == ctx.preemptor || !uses_needed(st, wl, ctx) {
+    if !allowed || Some(wl) == ctx.preemptor || (!src.listed_by_need && !uses_needed(st, wl, ctx)) {
         return None;
     }
-    if cand_cq == ctx.cq {
+    if src.cq == ctx.cq {
         return Some(Variant::WithinCq);
     }
-    if advantage {
+    if src.advantage {
         return Some(Variant::HierarchicalReclaim);
     }
     let bwc = &ctx.policy.borrow_within_cohort;
@@ -105,7 +116,7 @@ fn classify(
     }
     // isAboveBorrowingThreshold
     let above =
-        w.priority >= ctx.priority || bwc.max_priority_threshold.is_some_and(|t| w.priority > t);
+        priority >= ctx.priority || bwc.max_priority_threshold.is_some_and(|t| priority > t);
     Some(if above {
         Variant::ReclaimWithoutBorrowing
     } else {
@@ -148,6 +159,8 @@ pub struct Listed {
     pub rank: u32,
     pub cq: u32,
     pub priority: i32,
+    /// Pre-order number of its ClusterQueue's node ([`super::super::quota::QuotaTree::preorder`]).
+    pub node_pre: u32,
 }
 
 /// A workload of the global order, for building [`CohortLists`] in one sequential pass.
@@ -349,6 +362,7 @@ impl CandOrder {
                 rank: r as u32,
                 cq: c as u32,
                 priority: x.priority,
+                node_pre: st.tree.preorder(st.cqs[c].node),
             };
             per_cq[c].push(listed);
             evicted[c] += usize::from(x.evicted);
@@ -397,6 +411,8 @@ pub struct Source {
     pub lca: Option<NodeId>,
     pub advantage: bool,
     pub class: Class,
+    /// The list walked holds only workloads using a pair that needs preemption.
+    pub listed_by_need: bool,
 }
 
 /// Where the policy's priority rule excludes every later candidate of a ClusterQueue
@@ -434,7 +450,7 @@ pub fn check(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>, src: &Source, e: &Li
     {
         return Verdict::Stop;
     }
-    match classify(st, ctx, wl, src.cq, src.advantage) {
+    match classify(st, ctx, e, src) {
         Some(variant) => Verdict::Take(Candidate {
             wl,
             cq: src.cq,

@@ -4,8 +4,7 @@
 
 use crate::model::BorrowWithinCohortPolicy;
 
-use super::super::quota::FrId;
-use super::super::quota::NodeId;
+use super::super::quota::{Added, FrId, NodeId};
 use super::super::state::CqIdx;
 use super::super::state::EngineState;
 use super::candidates::{
@@ -29,6 +28,181 @@ pub(crate) fn workload_fits(
         }
         v <= st.tree.cq_available(node, fr)
     })
+}
+
+/// Skips exact fit checks that cannot change the answer. A ClusterQueue's `available`
+/// of a (flavor, resource) grows by at most `x` when `x` of usage is removed anywhere in
+/// its tree, and shrinks by at most `x` when `x` is added (each term of the bubbling
+/// arithmetic moves by at most the amount moved). So after an exact check found the
+/// preemptor short by `d`, removals of less than `d` in total cannot make it fit; and
+/// after a fit with room `r` to spare, adding back a target using at most `r` keeps it
+/// fitting. The borrowing rule (`allow_borrowing` false) reads the preemptor's own
+/// usage only and is always checked exactly. The answers are those of
+/// [`workload_fits`] after every step, as `classicalPreemptions` computes them.
+struct FitBound {
+    /// Per pair of the request: (pair, requested, what the last exact check found:
+    /// available − requested, what was moved since).
+    pairs: Vec<(FrId, i128, i128, i128)>,
+}
+
+impl FitBound {
+    fn new(ctx: &PreemptionCtx<'_>) -> FitBound {
+        FitBound {
+            // no exact check yet: short by an unknown amount (never skips)
+            pairs: ctx.usage.iter().map(|&(fr, v)| (fr, v, 0, 0)).collect(),
+        }
+    }
+
+    /// Counts the removal of `wl`'s usage; true when it cannot have made the request fit.
+    fn cannot_fit_after_removing(&mut self, st: &EngineState<'_>, wl: usize) -> bool {
+        let usage = st.usage_of(wl);
+        let mut short = false;
+        for (fr, _, room, moved) in &mut self.pairs {
+            if let Some(&(_, v)) = usage.iter().find(|(f, _)| f == fr) {
+                *moved += v;
+            }
+            if *room + *moved < 0 {
+                short = true;
+            }
+        }
+        short
+    }
+
+    /// Counts adding back `wl`'s usage; true when the request surely still fits (then
+    /// the room left is known without an exact check).
+    fn still_fits_after_adding(
+        &mut self,
+        st: &EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        wl: usize,
+        allow_borrowing: bool,
+    ) -> bool {
+        let usage = st.usage_of(wl);
+        let added = |fr: FrId| usage.iter().find(|(f, _)| *f == fr).map_or(0, |&(_, v)| v);
+        if self.pairs.iter().any(|&(fr, _, room, _)| added(fr) > room) {
+            return false;
+        }
+        // the borrowing rule with the target back: only its own ClusterQueue's usage moves
+        let node = st.cqs[ctx.cq].node;
+        if !allow_borrowing && st.wls[wl].cq == Some(ctx.cq) {
+            let borrows_after = self
+                .pairs
+                .iter()
+                .any(|&(fr, v, _, _)| st.tree.borrowing_with(node, fr, v + added(fr)));
+            if borrows_after {
+                return false;
+            }
+        }
+        for (fr, _, room, _) in &mut self.pairs {
+            *room -= added(*fr);
+        }
+        true
+    }
+
+    /// The exact check ([`workload_fits`]), remembering what it found.
+    fn check(
+        &mut self,
+        st: &EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        allow_borrowing: bool,
+    ) -> bool {
+        st.step();
+        let node = st.cqs[ctx.cq].node;
+        let mut fits = allow_borrowing || !borrows(st, ctx);
+        for (fr, v, room, moved) in &mut self.pairs {
+            *room = st.tree.cq_available(node, *fr) - *v;
+            *moved = 0;
+            fits &= *room >= 0;
+        }
+        fits
+    }
+
+    /// The exact check of a fill-back step, read without adding `wl` back
+    /// ([`crate::engine::quota::QuotaTree::available_if_added`]): most steps keep their
+    /// target removed, and adding, checking and removing it again was most of a search's
+    /// work. On a fit the room it leaves is remembered.
+    fn fits_if_added(
+        &mut self,
+        st: &mut EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        wl: usize,
+        allow_borrowing: bool,
+    ) -> bool {
+        st.step();
+        let mut rooms = [0i128; 8];
+        if self.pairs.len() > rooms.len() {
+            return self.fits_by_adding(st, ctx, wl, allow_borrowing);
+        }
+        let node = st.cqs[ctx.cq].node;
+        let at = st.cqs[st.wls[wl].cq.expect("a target is admitted")].node;
+        let usage = st.usage_of(wl);
+        let added = |fr: FrId| usage.iter().find(|(f, _)| *f == fr).map_or(0, |&(_, v)| v);
+        // the request fits now (fill-back only adds back what keeps it fitting): pairs
+        // the target does not use stay as they are
+        for (k, &(fr, v, room, _)) in self.pairs.iter().enumerate() {
+            let u = added(fr);
+            if u == 0 {
+                rooms[k] = room;
+                continue;
+            }
+            if !allow_borrowing && at == node && st.tree.borrowing_with(node, fr, v + u) {
+                return false;
+            }
+            let room = match st.tree.available_if_added(node, fr, at, u) {
+                Some(Added::Unchanged) => room,
+                Some(Added::Available(available)) => available.max(0) - v,
+                // a tree deeper than the read-only walk keeps
+                None => return self.fits_by_adding(st, ctx, wl, allow_borrowing),
+            };
+            if room < 0 {
+                return false;
+            }
+            rooms[k] = room;
+        }
+        for (k, (_, _, room, moved)) in self.pairs.iter_mut().enumerate() {
+            *room = rooms[k];
+            *moved = 0;
+        }
+        true
+    }
+
+    /// [`FitBound::fits_if_added`] by adding `wl` back, checking and removing it again.
+    fn fits_by_adding(
+        &mut self,
+        st: &mut EngineState<'_>,
+        ctx: &PreemptionCtx<'_>,
+        wl: usize,
+        allow_borrowing: bool,
+    ) -> bool {
+        let frs: Vec<FrId> = self.pairs.iter().map(|&(fr, ..)| fr).collect();
+        st.add_usage_in(wl, &frs);
+        let fits = workload_fits(st, ctx, allow_borrowing) && self.check(st, ctx, allow_borrowing);
+        st.remove_usage_in(wl, &frs);
+        fits
+    }
+}
+
+/// [`workload_fits`] with `wl` added back (the snapshot is left unchanged): the debug
+/// builds' reference for the fill-back shortcuts.
+fn fits_with_added(
+    st: &mut EngineState<'_>,
+    ctx: &PreemptionCtx<'_>,
+    wl: usize,
+    frs: &[FrId],
+    allow_borrowing: bool,
+) -> bool {
+    st.add_usage_in(wl, frs);
+    let fits = workload_fits(st, ctx, allow_borrowing);
+    st.remove_usage_in(wl, frs);
+    fits
+}
+
+/// Whether the request would make the preemptor's ClusterQueue borrow.
+fn borrows(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> bool {
+    let node = st.cqs[ctx.cq].node;
+    ctx.usage
+        .iter()
+        .any(|&(fr, v)| st.tree.borrowing_with(node, fr, v))
 }
 
 /// `candidateIsValid`, and when not, whether every later candidate of the same
@@ -245,15 +419,15 @@ impl CandidateList {
                     lca: None,
                     advantage: false,
                     class: Class::SameCq,
+                    listed_by_need: false,
                 },
                 Some(level) => {
                     let cq = e.cq as CqIdx;
-                    let node = st.cqs[cq].node;
                     let skipped = cq == ctx.cq
                         || self.dead.contains(&cq)
                         || level
                             .skip
-                            .is_some_and(|skip| st.tree.ancestors_iter(node).any(|a| a == skip));
+                            .is_some_and(|skip| st.tree.in_subtree_of(e.node_pre, skip));
                     if skipped {
                         stream.pos += 1;
                         continue;
@@ -263,6 +437,8 @@ impl CandidateList {
                         lca: Some(level.root),
                         advantage: level.advantage,
                         class: level.class,
+                        // a level's list is `CohortLists` of `ctx.frs_need`
+                        listed_by_need: true,
                     }
                 }
             };
@@ -355,6 +531,28 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     if st.fair.enabled {
         return crate::engine::fair::get_targets(st, ctx);
     }
+    search(st, ctx, false)
+}
+
+/// [`get_targets`], leaving the victims' usage of the pairs [`read_frs`] names removed
+/// from the snapshot (the caller restores it with [`restore_in`]): the oracle reads the
+/// tree after removing them, and restoring them only to remove them again was a fifth of
+/// its work.
+fn get_targets_removed(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Target> {
+    if st.fair.enabled {
+        let targets = crate::engine::fair::get_targets(st, ctx);
+        let frs = read_frs(ctx);
+        for t in &targets {
+            st.remove_usage_in(t.wl, &frs);
+        }
+        return targets;
+    }
+    search(st, ctx, true)
+}
+
+/// A classical search, through the head's memo; see [`classical_targets`] for
+/// `keep_removed`.
+fn search(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>, keep_removed: bool) -> Vec<Target> {
     // the key (two small vectors) is built only while a head is being nominated
     let key = st.search_memo.is_some().then(|| MemoEntry {
         cq: ctx.cq,
@@ -368,14 +566,21 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
     if let (Some(memo), Some(key)) = (&st.search_memo, &key)
         && let Some(hit) = memo.iter().find(|e| e.same_search(key))
     {
-        return hit.targets.clone();
+        let targets = hit.targets.clone();
+        if keep_removed {
+            let frs = read_frs(ctx);
+            for t in &targets {
+                st.remove_usage_in(t.wl, &frs);
+            }
+        }
+        return targets;
     }
     // outside a cycle's nomination (what-if proposals) the order is built for this call
     let built = st.cand_order.is_none();
     if built {
         st.cand_order = Some(CandOrder::build(st));
     }
-    let targets = classical_targets(st, ctx);
+    let targets = classical_targets(st, ctx, keep_removed);
     if built {
         st.cand_order = None;
     }
@@ -410,7 +615,11 @@ impl MemoEntry {
     }
 }
 
-fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Target> {
+fn classical_targets(
+    st: &mut EngineState<'_>,
+    ctx: &PreemptionCtx<'_>,
+    keep_removed: bool,
+) -> Vec<Target> {
     let mut fresh = ordered_candidates(st, ctx);
     if fresh.is_empty(st, ctx) {
         return Vec::new();
@@ -428,6 +637,7 @@ fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<T
         // each attempt walks its own copy (a handful of small streams)
         let mut list = fresh.clone();
         let mut targets: Vec<Target> = Vec::new();
+        let mut bound = FitBound::new(ctx);
         while let Some(c) = list.next(st, ctx) {
             match candidate_valid(st, ctx, &c, allow_borrowing) {
                 Validity::Valid => {}
@@ -442,21 +652,39 @@ fn classical_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<T
                 wl: c.wl,
                 reason: c.variant.reason(),
             });
-            if workload_fits(st, ctx, allow_borrowing) {
-                // fill back, from the second-to-last target down to the first
-                let mut i = targets.len().saturating_sub(1);
-                while i > 0 {
-                    i -= 1;
-                    st.add_usage_in(targets[i].wl, &frs);
-                    if workload_fits(st, ctx, allow_borrowing) {
-                        targets.swap_remove(i);
-                    } else {
-                        st.remove_usage_in(targets[i].wl, &frs);
-                    }
-                }
-                restore_in(st, &targets, &frs);
-                return targets;
+            if bound.cannot_fit_after_removing(st, c.wl) {
+                // every engine test (debug builds) checks each shortcut against the
+                // exact check `classicalPreemptions` makes
+                debug_assert!(
+                    !workload_fits(st, ctx, allow_borrowing),
+                    "bound skipped a fit"
+                );
+                continue;
             }
+            if !bound.check(st, ctx, allow_borrowing) {
+                continue;
+            }
+            // fill back, from the second-to-last target down to the first
+            let mut i = targets.len().saturating_sub(1);
+            while i > 0 {
+                i -= 1;
+                let wl = targets[i].wl;
+                let fits = bound.still_fits_after_adding(st, ctx, wl, allow_borrowing)
+                    || bound.fits_if_added(st, ctx, wl, allow_borrowing);
+                debug_assert_eq!(
+                    fits,
+                    fits_with_added(st, ctx, wl, &frs, allow_borrowing),
+                    "fill-back shortcut"
+                );
+                if fits {
+                    st.add_usage_in(wl, &frs);
+                    targets.swap_remove(i);
+                }
+            }
+            if !keep_removed {
+                restore_in(st, &targets, &frs);
+            }
+            return targets;
         }
         restore_in(st, &targets, &frs);
     }
@@ -485,17 +713,13 @@ pub fn oracle(
         ..base.clone()
     };
     let node = st.cqs[ctx.cq].node;
-    let targets = get_targets(st, &ctx);
-    if targets.is_empty() {
-        let (b, _) = st.tree.height_of_lowest_subtree_that_fits(node, fr, val);
-        return (Possibility::NoCandidates, b);
-    }
-    // the height reads `fr` only
-    for t in &targets {
-        st.remove_usage_in(t.wl, &[fr]);
-    }
+    // the height reads `fr` only, the one pair the search moves
+    let targets = get_targets_removed(st, &ctx);
     let (b, _) = st.tree.height_of_lowest_subtree_that_fits(node, fr, val);
     restore_in(st, &targets, &[fr]);
+    if targets.is_empty() {
+        return (Possibility::NoCandidates, b);
+    }
     let own = targets.iter().any(|t| st.wls[t.wl].cq == Some(ctx.cq));
     (
         if own {
