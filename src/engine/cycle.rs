@@ -38,10 +38,10 @@ pub enum EntryOutcome {
 
 /// A nominated head and its fate.
 #[derive(Clone, Debug)]
-pub struct Entry {
+pub struct Entry<'a> {
     pub wl: WlIdx,
     pub cq: CqIdx,
-    pub assignment: Option<Assignment>,
+    pub assignment: Option<Assignment<'a>>,
     pub targets: Vec<Target>,
     pub outcome: EntryOutcome,
     /// Fair sharing: why another ClusterQueue's head went first, in words.
@@ -52,15 +52,15 @@ pub struct Entry {
 
 /// Internal result of a cycle, turned into public decisions by the caller.
 #[derive(Clone, Debug, Default)]
-pub struct CycleResult {
-    pub entries: Vec<Entry>,
+pub struct CycleResult<'a> {
+    pub entries: Vec<Entry<'a>>,
     /// Victims in the order they were chosen, with their preemptor.
     pub victims: Vec<(Target, WlIdx)>,
     /// Workloads moved to an inadmissible set this cycle.
     pub parked: usize,
 }
 
-impl CycleResult {
+impl CycleResult<'_> {
     /// Explanations for every evaluated head that was not admitted. Kept out of
     /// [`run`] so the decision work does not pay for formatting.
     pub fn explanations(&self, st: &EngineState<'_>) -> BTreeMap<WlIdx, Explanation> {
@@ -73,13 +73,13 @@ impl CycleResult {
 }
 
 /// Flavor assignment, plus preemption targets when the mode is Preempt.
-fn nominate(
-    st: &mut EngineState<'_>,
+fn nominate<'a>(
+    st: &mut EngineState<'a>,
     cq: CqIdx,
     pod_sets: &[crate::model::PodSet],
     reclaimable: &BTreeMap<String, i32>,
     base: &PreemptionCtx<'_>,
-) -> (Assignment, Vec<Target>) {
+) -> (Assignment<'a>, Vec<Target>) {
     // classical searches only: fair sharing's also leave notes behind
     if !st.fair.enabled {
         st.search_memo = Some(Vec::new());
@@ -102,13 +102,13 @@ fn nominate(
 /// Partial admission (`pkg/scheduler/flavorassigner/podset_reducer.go`, proportional
 /// reducer): binary-search the smallest uniform cut of every pod set's
 /// `count − minCount` slack whose assignment fits or preempts with targets.
-fn partial_admission(
-    st: &mut EngineState<'_>,
+fn partial_admission<'a>(
+    st: &mut EngineState<'a>,
     cq: CqIdx,
     w: &crate::model::Workload,
     base: &PreemptionCtx<'_>,
     viable: impl Fn(&Assignment, &[Target]) -> bool,
-) -> Option<(Assignment, Vec<Target>)> {
+) -> Option<(Assignment<'a>, Vec<Target>)> {
     let deltas: Vec<i64> = w
         .pod_sets
         .iter()
@@ -187,7 +187,7 @@ const PARALLEL_MIN_HEADS: usize = 32;
 /// [`super::PlanOptions::workers`] threads (each a [`EngineState::fork`]). The entries
 /// and the work counter are the same whatever the number of workers. Fair sharing's
 /// searches keep notes and caches in the state, so they stay on one thread.
-fn nominate_heads(st: &mut EngineState<'_>, heads: &[(WlIdx, CqIdx)]) -> Vec<Entry> {
+fn nominate_heads<'a>(st: &mut EngineState<'a>, heads: &[(WlIdx, CqIdx)]) -> Vec<Entry<'a>> {
     let workers = st.opts.workers.clamp(1, heads.len().max(1));
     if workers == 1 || st.fair.enabled || heads.len() < PARALLEL_MIN_HEADS {
         let mut ns_cache = BTreeMap::new();
@@ -198,7 +198,7 @@ fn nominate_heads(st: &mut EngineState<'_>, heads: &[(WlIdx, CqIdx)]) -> Vec<Ent
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     // each worker takes the next head not taken yet: heads differ a lot in cost
-    let drain = |st: &mut EngineState<'_>| {
+    let drain = |st: &mut EngineState<'a>| {
         let mut ns_cache = BTreeMap::new();
         let mut done = Vec::new();
         loop {
@@ -248,7 +248,7 @@ fn nominate_head<'a>(
     wl: WlIdx,
     cq: CqIdx,
     ns_cache: &mut BTreeMap<(&'a str, CqIdx), bool>,
-) -> Entry {
+) -> Entry<'a> {
     let w = st.wls[wl].wl;
     let ns_ok = match &st.cqs[cq].spec.namespace_selector {
         None => false,
@@ -316,7 +316,7 @@ fn nominate_head<'a>(
 
 /// Runs one cycle on the snapshot. Admissions are applied to `st`; victims are only
 /// reported (they keep their quota until the caller releases them).
-pub fn run(st: &mut EngineState<'_>) -> CycleResult {
+pub fn run<'a>(st: &mut EngineState<'a>) -> CycleResult<'a> {
     let mut result = CycleResult::default();
 
     // --- heads: one per active ClusterQueue

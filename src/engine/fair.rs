@@ -354,7 +354,7 @@ fn score_at(scores: &Scores, cohort: NodeId) -> Option<&Drs> {
     scores.iter().find(|(c, _)| *c == cohort).map(|(_, d)| d)
 }
 
-fn usage_of(e: &Entry) -> &[(FrId, i128)] {
+fn usage_of<'e>(e: &'e Entry<'_>) -> &'e [(FrId, i128)] {
     match e.assignment.as_ref() {
         Some(a) => &a.usage,
         None => &[],

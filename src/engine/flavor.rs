@@ -98,35 +98,37 @@ pub enum Mode {
     Fit,
 }
 
-/// The flavor chosen for one resource of one pod set.
+/// The flavor chosen for one resource of one pod set (names borrowed from the
+/// ClusterQueue's spec: a cycle builds thousands of these).
 #[derive(Clone, Debug)]
-pub struct ResourceChoice {
-    pub flavor: String,
+pub struct ResourceChoice<'a> {
+    pub flavor: &'a str,
     pub fr: FrId,
     pub mode: PMode,
     pub borrow: usize,
 }
 
 #[derive(Clone, Debug)]
-pub struct PodSetAssign {
+pub struct PodSetAssign<'a> {
     pub name: String,
     pub count: i32,
     /// Per-pod requests (as the pod set declares them; `pods` = 1 when covered).
     pub per_pod: BTreeMap<String, i128>,
     /// Totals for `count` pods.
     pub requests: BTreeMap<String, i128>,
-    pub flavors: BTreeMap<String, ResourceChoice>,
+    /// Resource (as the ClusterQueue's resource group names it) → choice.
+    pub flavors: BTreeMap<&'a str, ResourceChoice<'a>>,
 }
 
 /// What was found for one (flavor, resource) that did not simply fit: the raw
 /// figures for explanations.
 #[derive(Clone, Debug)]
-pub struct QuotaNote {
+pub struct QuotaNote<'a> {
     pub pod_set: String,
     pub count: i32,
     pub per_pod: i128,
-    pub flavor: String,
-    pub resource: String,
+    pub flavor: &'a str,
+    pub resource: &'a str,
     /// Needed in this flavor (earlier pod sets of the workload included).
     pub needed: i128,
     pub available: i128,
@@ -151,19 +153,19 @@ pub enum Failure {
 }
 
 #[derive(Clone, Debug)]
-pub struct Assignment {
-    pub pod_sets: Vec<PodSetAssign>,
+pub struct Assignment<'a> {
+    pub pod_sets: Vec<PodSetAssign<'a>>,
     pub mode: Mode,
     pub borrowing: usize,
     /// Total usage per (flavor, resource).
     pub usage: Vec<(FrId, i128)>,
     pub failure: Option<Failure>,
-    pub notes: Vec<QuotaNote>,
+    pub notes: Vec<QuotaNote<'a>>,
     /// Preempt mode but the oracle found no candidates for some resource.
     pub no_candidates: bool,
 }
 
-impl Assignment {
+impl Assignment<'_> {
     /// (flavor, resource) pairs whose mode needs preemption.
     pub fn frs_need_preemption(&self) -> Vec<FrId> {
         let mut v: Vec<FrId> = self
@@ -193,7 +195,7 @@ impl Assignment {
                     p.name.clone(),
                     p.flavors
                         .iter()
-                        .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                        .map(|(r, c)| (r.to_string(), c.flavor.to_string()))
                         .collect(),
                 )
             })
@@ -205,8 +207,38 @@ impl Assignment {
     }
 }
 
+/// Why a flavor is not eligible for a pod set; formatted only when a failure is
+/// explained (every head of every cycle asks, and most answers are never read).
+#[derive(Clone, Copy, Debug)]
+pub enum Ineligible<'f> {
+    Taint(&'f ResourceFlavor, &'f crate::model::Taint),
+    NodeSelector(&'f ResourceFlavor, &'f str, &'f str),
+    NodeAffinity(&'f ResourceFlavor),
+}
+
+impl std::fmt::Display for Ineligible<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ineligible::Taint(flavor, t) => {
+                let v = t.value.as_deref().map(|v| format!("={v}")).unwrap_or_default();
+                write!(
+                    f,
+                    "untolerated taint {}{}:{} in flavor {}",
+                    t.key, v, t.effect, flavor.name
+                )
+            }
+            Ineligible::NodeSelector(flavor, k, v) => {
+                write!(f, "flavor {} doesn't match node selector {k}={v}", flavor.name)
+            }
+            Ineligible::NodeAffinity(flavor) => {
+                write!(f, "flavor {} doesn't match node affinity", flavor.name)
+            }
+        }
+    }
+}
+
 /// Taints and node-label eligibility (`checkFlavorForPodSets`); `Err` says why not.
-pub fn flavor_eligible(flavor: &ResourceFlavor, ps: &PodSet) -> Result<(), String> {
+pub fn flavor_eligible<'f>(flavor: &'f ResourceFlavor, ps: &'f PodSet) -> Result<(), Ineligible<'f>> {
     for t in &flavor.node_taints {
         if t.effect != "NoSchedule" && t.effect != "NoExecute" {
             continue;
@@ -217,24 +249,13 @@ pub fn flavor_eligible(flavor: &ResourceFlavor, ps: &PodSet) -> Result<(), Strin
             .chain(flavor.tolerations.iter())
             .any(|tol| tol.tolerates(t));
         if !tolerated {
-            let v = t
-                .value
-                .as_deref()
-                .map(|v| format!("={v}"))
-                .unwrap_or_default();
-            return Err(format!(
-                "untolerated taint {}{}:{} in flavor {}",
-                t.key, v, t.effect, flavor.name
-            ));
+            return Err(Ineligible::Taint(flavor, t));
         }
     }
     let labels = &flavor.node_labels;
     for (k, v) in &ps.node_selector {
         if labels.contains_key(k) && labels.get(k) != Some(v) {
-            return Err(format!(
-                "flavor {} doesn't match node selector {k}={v}",
-                flavor.name
-            ));
+            return Err(Ineligible::NodeSelector(flavor, k, v));
         }
     }
     if let Some(aff) = &ps.required_affinity {
@@ -253,10 +274,7 @@ pub fn flavor_eligible(flavor: &ResourceFlavor, ps: &PodSet) -> Result<(), Strin
             terms.push(kept);
         }
         if !any && !terms.is_empty() && !terms.iter().any(|t| t.iter().all(|r| r.matches(labels))) {
-            return Err(format!(
-                "flavor {} doesn't match node affinity",
-                flavor.name
-            ));
+            return Err(Ineligible::NodeAffinity(flavor));
         }
     }
     Ok(())
@@ -293,13 +311,13 @@ pub fn pod_set_requests(
 /// Computes the flavor assignment of a workload in ClusterQueue `cq` against the
 /// current snapshot. `ctx` describes the preemptor for the oracle. If `pinned` is given,
 /// only those flavors are considered (recomputation after overlapping targets).
-pub fn assign(
-    st: &mut EngineState<'_>,
+pub fn assign<'a>(
+    st: &mut EngineState<'a>,
     cq: CqIdx,
     pod_sets: &[PodSet],
     reclaimable: &BTreeMap<String, i32>,
     ctx: &PreemptionCtx<'_>,
-) -> Assignment {
+) -> Assignment<'a> {
     let spec = st.cqs[cq].spec;
     let cluster = st.cluster;
     let node = st.cqs[cq].node;
@@ -318,7 +336,7 @@ pub fn assign(
     for ps in pod_sets {
         let rec = *reclaimable.get(&ps.name).unwrap_or(&0);
         let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods, &st.kueue);
-        let mut chosen: BTreeMap<String, ResourceChoice> = BTreeMap::new();
+        let mut chosen: BTreeMap<&'a str, ResourceChoice<'a>> = BTreeMap::new();
         for (res, &qty) in &requests {
             let Some(&rg_idx) = st.cqs[cq].rg_of.get(res.as_str()) else {
                 if qty == 0 {
@@ -331,26 +349,26 @@ pub fn assign(
                 out.mode = Mode::NoFit;
                 return out;
             };
-            if chosen.contains_key(res) {
+            if chosen.contains_key(res.as_str()) {
                 continue;
             }
             let rg = &spec.resource_groups[rg_idx];
-            let group: Vec<(&String, i128)> = requests
+            // the group's requests, named as the spec names them (borrowed for 'a)
+            let group: Vec<(&'a str, i128)> = requests
                 .iter()
-                .filter(|(r, _)| rg.covered_resources.contains(r))
-                .map(|(r, q)| (r, *q))
+                .filter_map(|(r, q)| {
+                    let covered = rg.covered_resources.iter().find(|c| *c == r)?;
+                    Some((covered.as_str(), *q))
+                })
                 .collect();
-            let mut best: Option<BTreeMap<String, ResourceChoice>> = None;
+            let mut best: Option<BTreeMap<&'a str, ResourceChoice<'a>>> = None;
             let mut best_mode = WORST;
-            let mut ineligible = Vec::new();
             let mut flavor_notes: Vec<QuotaNote> = Vec::new();
             for fq in &rg.flavors {
                 let Some(flavor) = cluster.resource_flavors.get(&fq.name) else {
-                    ineligible.push(format!("flavor {} not found", fq.name));
                     continue;
                 };
-                if let Err(why) = flavor_eligible(flavor, ps) {
-                    ineligible.push(why);
+                if flavor_eligible(flavor, ps).is_err() {
                     continue;
                 }
                 let mut rep = BEST;
@@ -377,8 +395,8 @@ pub fn assign(
                             pod_set: ps.name.clone(),
                             count,
                             per_pod: *per_pod.get(r).unwrap_or(&0),
-                            flavor: fq.name.clone(),
-                            resource: r.clone(),
+                            flavor: &fq.name,
+                            resource: r,
                             needed: need,
                             available: avail,
                             nominal,
@@ -395,9 +413,9 @@ pub fn assign(
                     }
                     if let Some(fr) = fr {
                         picks.insert(
-                            r.clone(),
+                            r,
                             ResourceChoice {
-                                flavor: fq.name.clone(),
+                                flavor: &fq.name,
                                 fr,
                                 mode: g.mode,
                                 borrow: g.borrow,
@@ -418,11 +436,11 @@ pub fn assign(
             match best {
                 Some(picks) if best_mode.mode != PMode::NoFit => {
                     // keep only the notes of the chosen flavor
-                    let chosen_flavor = picks.values().next().map(|c| c.flavor.clone());
+                    let chosen_flavor = picks.values().next().map(|c| c.flavor);
                     out.notes.extend(
                         flavor_notes
                             .into_iter()
-                            .filter(|n| Some(&n.flavor) == chosen_flavor.as_ref()),
+                            .filter(|n| Some(n.flavor) == chosen_flavor),
                     );
                     if best_mode.mode == PMode::NoCandidates {
                         out.no_candidates = true;
@@ -434,7 +452,16 @@ pub fn assign(
                     out.failure = Some(if flavor_notes.is_empty() {
                         Failure::NoMatchingFlavor {
                             pod_set: ps.name.clone(),
-                            reasons: ineligible,
+                            reasons: rg
+                                .flavors
+                                .iter()
+                                .filter_map(|fq| match cluster.resource_flavors.get(&fq.name) {
+                                    None => Some(format!("flavor {} not found", fq.name)),
+                                    Some(flavor) => {
+                                        flavor_eligible(flavor, ps).err().map(|w| w.to_string())
+                                    }
+                                })
+                                .collect(),
                         }
                     } else {
                         Failure::Quota {
@@ -447,7 +474,7 @@ pub fn assign(
             }
         }
         for (res, c) in &chosen {
-            *assigned.entry(c.fr).or_default() += requests[res];
+            *assigned.entry(c.fr).or_default() += requests[*res];
             let m = if c.mode == PMode::Fit {
                 Mode::Fit
             } else {

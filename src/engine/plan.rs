@@ -17,7 +17,7 @@ use super::pending::{Last, LastExplanations, PendingRows};
 use super::state::{CqIdx, EngineState, WlIdx, WlState};
 
 /// A head's last entry and its NoCandidates text, explained when the plan ends.
-type DeferredEntry = Box<(cycle::Entry, Option<String>)>;
+type DeferredEntry<'a> = Box<(cycle::Entry<'a>, Option<String>)>;
 
 /// Runs the next cycle exactly as Kueue would, then following cycles until one
 /// changes nothing or `opts.max_cycles` is reached.

@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use super::shared::Shared;
+
 /// Index of an interned (flavor, resource) pair.
 pub type FrId = usize;
 /// Index of a node (ClusterQueue or Cohort) in the tree arena.
@@ -127,21 +129,23 @@ const NO_PARENT: u32 = u32::MAX;
 /// then call [`QuotaTree::finish`] before adding usage.
 #[derive(Clone, Debug, Default)]
 pub struct QuotaTree {
-    pub nodes: Vec<Node>,
+    /// Read-only once [`QuotaTree::finish`] has run, as are the other tables but `cells`:
+    /// shared between the copies nomination workers take of the tree every cycle.
+    pub nodes: Shared<Vec<Node>>,
     pub nfr: usize,
     /// Per node, then per fr (`n * nfr + fr`); made by [`QuotaTree::finish`].
     cells: Vec<Cell>,
     /// Each node's parent ([`NO_PARENT`] at a root), a copy of `Node::parent` for the
     /// usage walk.
-    up: Vec<u32>,
+    up: Shared<Vec<u32>>,
     /// Pre-order number of each node, and one past the last number in its subtree: `n`
     /// is in `root`'s subtree iff `order[root].0 <= order[n].0 < order[root].1`.
-    order: Vec<(u32, u32)>,
+    order: Shared<Vec<(u32, u32)>>,
     /// [`QuotaTree::potential_available`] per node and fr, laid out as `cells`.
-    potential: Vec<i128>,
+    potential: Shared<Vec<i128>>,
     /// What `available` reads of a node's quotas, laid out as `cells` (the search asks
     /// for it hundreds of thousands of times a cycle; `Node`'s vectors are scattered).
-    limits: Vec<Limits>,
+    limits: Shared<Vec<Limits>>,
 }
 
 /// A node's subtree quota and borrowing limit of one fr.
@@ -155,13 +159,13 @@ struct Limits {
 impl QuotaTree {
     pub fn new(nodes: Vec<Node>, nfr: usize) -> Self {
         QuotaTree {
-            nodes,
+            nodes: Shared::new(nodes),
             nfr,
             cells: Vec::new(),
-            up: Vec::new(),
-            order: Vec::new(),
-            potential: Vec::new(),
-            limits: Vec::new(),
+            up: Shared::default(),
+            order: Shared::default(),
+            potential: Shared::default(),
+            limits: Shared::default(),
         }
     }
 
@@ -174,31 +178,35 @@ impl QuotaTree {
         for r in roots {
             self.accumulate(r);
         }
-        self.up = self
-            .nodes
-            .iter()
-            .map(|n| n.parent.map_or(NO_PARENT, |p| p as u32))
-            .collect();
+        self.up = Shared::new(
+            self.nodes
+                .iter()
+                .map(|n| n.parent.map_or(NO_PARENT, |p| p as u32))
+                .collect(),
+        );
         self.cells = self
             .nodes
             .iter()
             .flat_map(|n| n.local.iter().map(|&local| Cell { usage: 0, local }))
             .collect();
-        self.limits = self
-            .nodes
-            .iter()
-            .flat_map(|n| {
-                (0..self.nfr).map(|fr| Limits {
-                    subtree: n.subtree[fr],
-                    borrowing_limit: n.borrowing_limit[fr].unwrap_or(i128::MAX),
+        self.limits = Shared::new(
+            self.nodes
+                .iter()
+                .flat_map(|n| {
+                    (0..self.nfr).map(|fr| Limits {
+                        subtree: n.subtree[fr],
+                        borrowing_limit: n.borrowing_limit[fr].unwrap_or(i128::MAX),
+                    })
                 })
-            })
-            .collect();
-        self.potential = (0..self.nodes.len())
-            .flat_map(|n| (0..self.nfr).map(move |fr| (n, fr)))
-            .map(|(n, fr)| self.compute_potential_available(n, fr))
-            .collect();
-        self.order = vec![(0, 0); self.nodes.len()];
+                .collect(),
+        );
+        self.potential = Shared::new(
+            (0..self.nodes.len())
+                .flat_map(|n| (0..self.nfr).map(move |fr| (n, fr)))
+                .map(|(n, fr)| self.compute_potential_available(n, fr))
+                .collect(),
+        );
+        self.order = Shared::new(vec![(0, 0); self.nodes.len()]);
         let mut next = 0;
         let roots: Vec<NodeId> = (0..self.nodes.len())
             .filter(|&n| self.nodes[n].parent.is_none())
@@ -311,57 +319,43 @@ impl QuotaTree {
 
     /// [`QuotaTree::available`] of `n` as it would be with `val` more of `fr` used at node
     /// `at` (as [`QuotaTree::add_usage`] would bubble it), read without changing the tree.
-    /// `None` when either path is deeper than this walk keeps on its stack.
-    pub fn available_if_added(&self, n: NodeId, fr: FrId, at: NodeId, val: i128) -> Option<Added> {
-        const DEPTH: usize = 32;
-        // what the addition puts in each node of `at`'s path that is also on `n`'s
-        // (`n` itself and its ancestors): the others are not read by `available(n)`
+    pub fn available_if_added(&self, n: NodeId, fr: FrId, at: NodeId, val: i128) -> Added {
+        // up `at`'s path to its lowest node on `n`'s (`n` and its ancestors): what the
+        // addition leaves below it is not read by `available(n)`
         let n_pre = self.preorder(n);
-        let mut added = [(NO_PARENT, 0i128); DEPTH];
-        let (mut m, mut val, mut len) = (at, val, 0);
-        loop {
-            if self.in_subtree_of(n_pre, m) {
-                *added.get_mut(len)? = (m as u32, val);
-                len += 1;
-            }
+        let (mut m, mut val) = (at, val);
+        while !self.in_subtree_of(n_pre, m) {
             let local_available = self.local_available(m, fr);
             let p = self.up[m];
             if p == NO_PARENT || val <= local_available {
-                break;
+                return Added::Unchanged;
             }
             val -= local_available;
             m = p as NodeId;
         }
-        if len == 0 {
-            return Some(Added::Unchanged);
-        }
-        let added = &added[..len];
-        // `n`'s path, then `available` from the root down
-        let mut path = [0usize; DEPTH];
-        let (mut x, mut depth) = (n, 0);
-        loop {
-            *path.get_mut(depth)? = x;
-            depth += 1;
-            match self.up[x] {
-                NO_PARENT => break,
-                p => x = p as NodeId,
+        Added::Available(self.available_arriving(n, fr, m, val, 0))
+    }
+
+    /// `available(x)` with `val` arriving at `join` (`x` or an ancestor) and bubbling on;
+    /// `arriving` is what reaches `x` itself.
+    fn available_arriving(&self, x: NodeId, fr: FrId, join: NodeId, val: i128, arriving: i128) -> i128 {
+        let arriving = if x == join { val } else { arriving };
+        let i = x * self.nfr + fr;
+        let (mut cell, limits) = (self.cells[i], self.limits[i]);
+        let local_available = (cell.local - cell.usage).max(0);
+        cell.usage += arriving;
+        match self.up[x] {
+            NO_PARENT => limits.subtree - cell.usage,
+            p => {
+                let up = if arriving > local_available {
+                    arriving - local_available
+                } else {
+                    0
+                };
+                let parent = self.available_arriving(p as NodeId, fr, join, val, up);
+                node_available(cell, limits, parent)
             }
         }
-        let cell = |x: NodeId| {
-            let i = x * self.nfr + fr;
-            let mut c = self.cells[i];
-            if let Some(&(_, v)) = added.iter().find(|(a, _)| *a as usize == x) {
-                c.usage += v;
-            }
-            (c, self.limits[i])
-        };
-        let (c, l) = cell(path[depth - 1]);
-        let mut avail = l.subtree - c.usage;
-        for &x in path[..depth - 1].iter().rev() {
-            let (c, l) = cell(x);
-            avail = node_available(c, l, avail);
-        }
-        Some(Added::Available(avail))
     }
 
     /// ClusterQueue `Available`, clamped at zero.
@@ -571,9 +565,8 @@ mod tests {
             for n in [1, 2] {
                 let before = t.available(n, 0);
                 let read = match t.available_if_added(n, 0, at, val) {
-                    Some(Added::Unchanged) => before,
-                    Some(Added::Available(a)) => a,
-                    None => unreachable!("a shallow tree"),
+                    Added::Unchanged => before,
+                    Added::Available(a) => a,
                 };
                 t.add_usage(at, 0, val);
                 assert_eq!(read, t.available(n, 0), "n={n} at={at} val={val}");

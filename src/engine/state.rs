@@ -179,10 +179,10 @@ pub struct EngineState<'a> {
     /// not change in between (every search restores it).
     pub search_memo: Option<Vec<super::preemption::search::MemoEntry>>,
     /// The admitted workloads in candidate order as the last cycle sorted them, and the
-    /// workloads admitted since: the next cycle's order is merged from them
+    /// workloads admitted or released since: the next cycle's order is merged from them
     /// ([`super::preemption::candidates::CandOrder::build_for_cycle`]).
     pub cand_sorted: Vec<super::preemption::candidates::Ranked>,
-    pub admitted_since: Vec<WlIdx>,
+    pub changed_since: Vec<WlIdx>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -472,7 +472,7 @@ impl<'a> EngineState<'a> {
             cand_order: None,
             search_memo: None,
             cand_sorted: Vec::new(),
-            admitted_since: Vec::new(),
+            changed_since: Vec::new(),
         }
     }
 
@@ -504,7 +504,7 @@ impl<'a> EngineState<'a> {
             search_memo: None,
             // a fork nominates; it never builds a cycle's order
             cand_sorted: Vec::new(),
-            admitted_since: Vec::new(),
+            changed_since: Vec::new(),
         }
     }
 
@@ -664,7 +664,7 @@ impl<'a> EngineState<'a> {
         self.tree.add_all(self.cqs[cq].node, usage);
         self.cqs[cq].admitted.insert(idx);
         if !self.cand_sorted.is_empty() {
-            self.admitted_since.push(idx);
+            self.changed_since.push(idx);
         }
         let span = UsageSpan {
             start: self.usages.len() as u32,
@@ -685,6 +685,9 @@ impl<'a> EngineState<'a> {
         let Some(cq) = self.wls[idx].cq else { return };
         if self.wls[idx].state != WlState::Admitted {
             return;
+        }
+        if !self.cand_sorted.is_empty() {
+            self.changed_since.push(idx);
         }
         let span = std::mem::take(&mut self.wls[idx].usage);
         self.tree

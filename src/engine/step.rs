@@ -142,7 +142,7 @@ pub fn schedule_cycle(
                     flavors: p
                         .flavors
                         .iter()
-                        .map(|(r, c)| (r.clone(), c.flavor.clone()))
+                        .map(|(r, c)| (r.to_string(), c.flavor.to_string()))
                         .collect(),
                     resource_usage: p
                         .requests

@@ -306,20 +306,31 @@ impl CandOrder {
     /// [`Self::build`] for a cycle: between cycles only a few workloads are admitted or
     /// released, so the previous cycle's sorted list ([`EngineState::cand_sorted`]) is
     /// kept where still true (admitted in the same ClusterQueue with the same key), the
-    /// workloads admitted since ([`EngineState::admitted_since`]) are sorted and merged
+    /// workloads admitted since ([`EngineState::changed_since`]) are sorted and merged
     /// in. The result is the same order as a full sort.
     pub fn build_for_cycle(st: &mut EngineState<'_>) -> CandOrder {
         let prev = std::mem::take(&mut st.cand_sorted);
-        let mut since = std::mem::take(&mut st.admitted_since);
+        let mut since = std::mem::take(&mut st.changed_since);
         let all = if prev.is_empty() {
             Self::sorted(st)
         } else {
             // kept: still admitted in the same ClusterQueue with the same key; fresh:
             // admitted since, or still admitted with a changed key
             let mut placed = vec![false; st.wls.len()];
+            // a workload's place changes only when it is admitted or released
+            // ([`EngineState::admit`], [`EngineState::release`]): the others are kept
+            // without reading their records
+            let mut changed = vec![false; st.wls.len()];
+            for &w in &since {
+                changed[w] = true;
+            }
             let mut kept: Vec<Ranked> = Vec::with_capacity(prev.len() + since.len());
             let mut fresh: Vec<Ranked> = Vec::new();
             for (key, c, w) in prev {
+                if !changed[w] {
+                    kept.push((key, c, w));
+                    continue;
+                }
                 let x = &st.wls[w];
                 if x.state != WlState::Admitted || x.cq != Some(c) {
                     continue;
@@ -355,22 +366,26 @@ impl CandOrder {
         let mut per_cq: Vec<Vec<Listed>> = vec![Vec::new(); st.cqs.len()];
         let mut evicted = vec![0; st.cqs.len()];
         let mut global = Vec::with_capacity(all.len());
-        for (r, &(_, c, w)) in all.iter().enumerate() {
-            let x = &st.wls[w];
+        let node_pre: Vec<u32> = st
+            .cqs
+            .iter()
+            .map(|q| st.tree.preorder(q.node))
+            .collect();
+        for (r, &((not_evicted, priority, ..), c, w)) in all.iter().enumerate() {
             let listed = Listed {
                 wl: w,
                 rank: r as u32,
                 cq: c as u32,
-                priority: x.priority,
-                node_pre: st.tree.preorder(st.cqs[c].node),
+                priority,
+                node_pre: node_pre[c],
             };
             per_cq[c].push(listed);
-            evicted[c] += usize::from(x.evicted);
+            evicted[c] += usize::from(!not_evicted);
             let (frs, wide) = fr_bits(st.usage_of(w).iter().map(|&(fr, _)| fr));
             global.push(Global {
                 listed,
                 node: st.cqs[c].node as u32,
-                evicted: x.evicted,
+                evicted: !not_evicted,
                 frs,
                 wide,
             });

@@ -149,10 +149,8 @@ impl FitBound {
                 return false;
             }
             let room = match st.tree.available_if_added(node, fr, at, u) {
-                Some(Added::Unchanged) => room,
-                Some(Added::Available(available)) => available.max(0) - v,
-                // a tree deeper than the read-only walk keeps
-                None => return self.fits_by_adding(st, ctx, wl, allow_borrowing),
+                Added::Unchanged => room,
+                Added::Available(available) => available.max(0) - v,
             };
             if room < 0 {
                 return false;
