@@ -220,7 +220,11 @@ impl std::fmt::Display for Ineligible<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Ineligible::Taint(flavor, t) => {
-                let v = t.value.as_deref().map(|v| format!("={v}")).unwrap_or_default();
+                let v = t
+                    .value
+                    .as_deref()
+                    .map(|v| format!("={v}"))
+                    .unwrap_or_default();
                 write!(
                     f,
                     "untolerated taint {}{}:{} in flavor {}",
@@ -228,7 +232,11 @@ impl std::fmt::Display for Ineligible<'_> {
                 )
             }
             Ineligible::NodeSelector(flavor, k, v) => {
-                write!(f, "flavor {} doesn't match node selector {k}={v}", flavor.name)
+                write!(
+                    f,
+                    "flavor {} doesn't match node selector {k}={v}",
+                    flavor.name
+                )
             }
             Ineligible::NodeAffinity(flavor) => {
                 write!(f, "flavor {} doesn't match node affinity", flavor.name)
@@ -238,7 +246,10 @@ impl std::fmt::Display for Ineligible<'_> {
 }
 
 /// Taints and node-label eligibility (`checkFlavorForPodSets`); `Err` says why not.
-pub fn flavor_eligible<'f>(flavor: &'f ResourceFlavor, ps: &'f PodSet) -> Result<(), Ineligible<'f>> {
+pub fn flavor_eligible<'f>(
+    flavor: &'f ResourceFlavor,
+    ps: &'f PodSet,
+) -> Result<(), Ineligible<'f>> {
     for t in &flavor.node_taints {
         if t.effect != "NoSchedule" && t.effect != "NoExecute" {
             continue;

@@ -338,7 +338,14 @@ impl QuotaTree {
 
     /// `available(x)` with `val` arriving at `join` (`x` or an ancestor) and bubbling on;
     /// `arriving` is what reaches `x` itself.
-    fn available_arriving(&self, x: NodeId, fr: FrId, join: NodeId, val: i128, arriving: i128) -> i128 {
+    fn available_arriving(
+        &self,
+        x: NodeId,
+        fr: FrId,
+        join: NodeId,
+        val: i128,
+        arriving: i128,
+    ) -> i128 {
         let arriving = if x == join { val } else { arriving };
         let i = x * self.nfr + fr;
         let (mut cell, limits) = (self.cells[i], self.limits[i]);

@@ -729,15 +729,17 @@ pub fn key_cmp(a: &Workload, b: &Workload) -> Ordering {
 /// The tie rank of every workload by (uid, namespace, name) and the dense rank of its
 /// uid alone. `all` is in (namespace, name) order, so its index breaks uid ties.
 fn tie_ranks(all: &[&Workload]) -> (Vec<u32>, Vec<u32>) {
-    // Sorting on the uid's first 16 bytes as an integer avoids most string compares;
-    // zero padding keeps that order consistent with the full comparison.
+    // Sorting on the uid's first 48 bytes as integers avoids most string compares (a
+    // UUID has 36; uids sharing a long prefix, as generated ones do, made every compare
+    // a string compare); zero padding keeps that order consistent with the full one.
     let prefix = |s: &str| {
-        let mut b = [0u8; 16];
-        let n = s.len().min(16);
+        let mut b = [0u8; 48];
+        let n = s.len().min(48);
         b[..n].copy_from_slice(&s.as_bytes()[..n]);
-        u128::from_be_bytes(b)
+        let word = |i: usize| u128::from_be_bytes(b[i..i + 16].try_into().expect("16 bytes"));
+        (word(0), word(16), word(32))
     };
-    let mut order: Vec<(u128, u32)> = all
+    let mut order: Vec<((u128, u128, u128), u32)> = all
         .iter()
         .enumerate()
         .map(|(i, w)| (prefix(&w.uid), i as u32))
@@ -892,6 +894,8 @@ mod tests {
             "",
             "a-very-long-uid-beyond-sixteen-bytes-1",
             "a-very-long-uid-beyond-sixteen-bytes-0",
+            "an-even-longer-uid-beyond-forty-eight-bytes-of-the-key-01",
+            "an-even-longer-uid-beyond-forty-eight-bytes-of-the-key-00",
             "same",
             "uid-2\0",
         ];

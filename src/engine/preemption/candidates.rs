@@ -135,12 +135,14 @@ fn classify(
 /// (priority, most recent reservation, uid, then `namespace/name`), which does not depend
 /// on the preemptor. One sort of every admitted workload gives each a rank in that order;
 /// a preemptor's part is then the merge of its ClusterQueues' ranked lists, walked lazily.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CandOrder {
-    /// Per ClusterQueue: its admitted workloads by rank (evicted ones first, each group
-    /// by ascending priority).
-    /// (Shared with the nomination workers' copies, as are the next two.)
-    pub per_cq: Arc<Vec<Vec<Listed>>>,
+    /// ClusterQueue by ClusterQueue ([`CandOrder::of_cq`]): its admitted workloads by
+    /// rank (evicted ones first, each group by ascending priority).
+    /// (Shared with the nomination workers' copies, as are the next three.)
+    per_cq: Arc<Vec<Listed>>,
+    /// Where each ClusterQueue's part of `per_cq` starts (and, at `c + 1`, ends).
+    cq_start: Arc<Vec<u32>>,
     /// Per ClusterQueue: how many of `per_cq` are evicted (they come first).
     pub evicted: Arc<Vec<usize>>,
     /// Every admitted workload in rank order, with what [`CohortLists::build`] reads.
@@ -268,8 +270,14 @@ impl CohortLists {
 /// reservation first, uid rank.
 type OrderKey = (bool, i32, std::cmp::Reverse<i64>, u32);
 
-/// An admitted workload with its order key, as [`CandOrder::build`] sorts them.
-pub type Ranked = (OrderKey, CqIdx, WlIdx);
+/// An admitted workload with its order key, as [`CandOrder::build`] sorts them, and the
+/// (flavor, resource) pairs it uses ([`fr_bits`]: they do not change while it is admitted).
+pub type Ranked = (OrderKey, CqIdx, WlIdx, (u64, bool));
+
+fn ranked(st: &EngineState<'_>, c: CqIdx, w: WlIdx) -> Ranked {
+    let bits = fr_bits(st.usage_of(w).iter().map(|&(fr, _)| fr));
+    (order_key(&st.wls[w]), c, w, bits)
+}
 
 fn order_key(x: &super::super::state::WlInfo<'_>) -> OrderKey {
     (
@@ -280,7 +288,11 @@ fn order_key(x: &super::super::state::WlInfo<'_>) -> OrderKey {
     )
 }
 
-fn rank_cmp(st: &EngineState<'_>, (ka, _, a): &Ranked, (kb, _, b): &Ranked) -> std::cmp::Ordering {
+fn rank_cmp(
+    st: &EngineState<'_>,
+    (ka, _, a, _): &Ranked,
+    (kb, _, b, _): &Ranked,
+) -> std::cmp::Ordering {
     ka.cmp(kb)
         .then_with(|| super::super::state::key_cmp(st.wls[*a].wl, st.wls[*b].wl))
         .then(a.cmp(b))
@@ -297,7 +309,7 @@ impl CandOrder {
         // array instead of reading every workload's record per comparison
         let mut all: Vec<Ranked> = Vec::new();
         for (c, q) in st.cqs.iter().enumerate() {
-            all.extend(q.admitted.iter().map(|&w| (order_key(&st.wls[w]), c, w)));
+            all.extend(q.admitted.iter().map(|&w| ranked(st, c, w)));
         }
         all.sort_unstable_by(|a, b| rank_cmp(st, a, b));
         all
@@ -326,9 +338,9 @@ impl CandOrder {
             }
             let mut kept: Vec<Ranked> = Vec::with_capacity(prev.len() + since.len());
             let mut fresh: Vec<Ranked> = Vec::new();
-            for (key, c, w) in prev {
+            for (key, c, w, bits) in prev {
                 if !changed[w] {
-                    kept.push((key, c, w));
+                    kept.push((key, c, w, bits));
                     continue;
                 }
                 let x = &st.wls[w];
@@ -338,9 +350,9 @@ impl CandOrder {
                 placed[w] = true;
                 let now = order_key(x);
                 if now == key {
-                    kept.push((key, c, w));
+                    kept.push((key, c, w, bits));
                 } else {
-                    fresh.push((now, c, w));
+                    fresh.push((now, c, w, bits));
                 }
             }
             since.sort_unstable();
@@ -348,7 +360,7 @@ impl CandOrder {
             for w in since {
                 let x = &st.wls[w];
                 if let (false, WlState::Admitted, Some(c)) = (placed[w], x.state, x.cq) {
-                    fresh.push((order_key(x), c, w));
+                    fresh.push(ranked(st, c, w));
                 }
             }
             fresh.sort_unstable_by(|a, b| rank_cmp(st, a, b));
@@ -363,15 +375,34 @@ impl CandOrder {
     }
 
     fn from_sorted(st: &EngineState<'_>, all: &[Ranked]) -> CandOrder {
-        let mut per_cq: Vec<Vec<Listed>> = vec![Vec::new(); st.cqs.len()];
-        let mut evicted = vec![0; st.cqs.len()];
+        let ncq = st.cqs.len();
+        // one array, ClusterQueue by ClusterQueue (a counting sort keeps the rank order)
+        let mut cq_start = vec![0u32; ncq + 1];
+        for &(_, c, ..) in all {
+            cq_start[c + 1] += 1;
+        }
+        for c in 0..ncq {
+            cq_start[c + 1] += cq_start[c];
+        }
+        let mut next: Vec<u32> = cq_start[..ncq].to_vec();
+        let mut per_cq = vec![
+            Listed {
+                wl: 0,
+                rank: 0,
+                cq: 0,
+                priority: 0,
+                node_pre: 0,
+            };
+            all.len()
+        ];
+        let mut evicted = vec![0; ncq];
         let mut global = Vec::with_capacity(all.len());
-        let node_pre: Vec<u32> = st
+        let (node_pre, node): (Vec<u32>, Vec<u32>) = st
             .cqs
             .iter()
-            .map(|q| st.tree.preorder(q.node))
-            .collect();
-        for (r, &((not_evicted, priority, ..), c, w)) in all.iter().enumerate() {
+            .map(|q| (st.tree.preorder(q.node), q.node as u32))
+            .unzip();
+        for (r, &((not_evicted, priority, ..), c, w, (frs, wide))) in all.iter().enumerate() {
             let listed = Listed {
                 wl: w,
                 rank: r as u32,
@@ -379,12 +410,12 @@ impl CandOrder {
                 priority,
                 node_pre: node_pre[c],
             };
-            per_cq[c].push(listed);
+            per_cq[next[c] as usize] = listed;
+            next[c] += 1;
             evicted[c] += usize::from(!not_evicted);
-            let (frs, wide) = fr_bits(st.usage_of(w).iter().map(|&(fr, _)| fr));
             global.push(Global {
                 listed,
-                node: st.cqs[c].node as u32,
+                node: node[c],
                 evicted: !not_evicted,
                 frs,
                 wide,
@@ -392,10 +423,16 @@ impl CandOrder {
         }
         CandOrder {
             per_cq: Arc::new(per_cq),
+            cq_start: Arc::new(cq_start),
             evicted: Arc::new(evicted),
             global: Arc::new(global),
             cohort_lists: Vec::new(),
         }
+    }
+
+    /// ClusterQueue `c`'s admitted workloads by rank.
+    pub fn of_cq(&self, c: CqIdx) -> &[Listed] {
+        &self.per_cq[self.cq_start[c] as usize..self.cq_start[c + 1] as usize]
     }
 
     /// Index of F's [`CohortLists`] in `cohort_lists`, built if needed.

@@ -313,7 +313,7 @@ pub struct CandidateList {
 
 #[derive(Clone, Copy)]
 enum StreamList {
-    /// `per_cq` of the preemptor's ClusterQueue.
+    /// [`CandOrder::of_cq`] of the preemptor's ClusterQueue.
     OwnCq,
     /// The cohort list of a level (index into `cohort_lists`, cohort).
     Cohort(usize, NodeId),
@@ -363,7 +363,7 @@ impl CandidateList {
             }
         };
         if ctx.policy.within_cluster_queue != WithinClusterQueue::Never {
-            let (split, len) = (order.evicted[ctx.cq], order.per_cq[ctx.cq].len());
+            let (split, len) = (order.evicted[ctx.cq], order.of_cq(ctx.cq).len());
             add(&mut list, 2, StreamList::OwnCq, None, split, len);
         }
         if let Some(li) = lists {
@@ -386,7 +386,7 @@ impl CandidateList {
 
     fn entries<'o>(order: &'o CandOrder, ctx: &PreemptionCtx<'_>, sl: StreamList) -> &'o [Listed] {
         match sl {
-            StreamList::OwnCq => &order.per_cq[ctx.cq],
+            StreamList::OwnCq => order.of_cq(ctx.cq),
             StreamList::Cohort(li, root) => &order.cohort_lists[li].1.by_cohort[root].wls,
         }
     }
