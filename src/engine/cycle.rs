@@ -79,13 +79,12 @@ fn nominate<'a>(
     pod_sets: &[crate::model::PodSet],
     reclaimable: &BTreeMap<String, i32>,
     base: &PreemptionCtx<'_>,
-    own: Option<WlIdx>,
 ) -> (Assignment<'a>, Vec<Target>) {
     // classical searches only: fair sharing's also leave notes behind
     if !st.fair.enabled {
         st.search_memo = Some(Vec::new());
     }
-    let a = flavor::assign(st, cq, pod_sets, reclaimable, base, own);
+    let a = flavor::assign(st, cq, pod_sets, reclaimable, base);
     let targets = if a.mode == Mode::Preempt {
         let ctx = PreemptionCtx {
             usage: a.usage.clone(),
@@ -128,7 +127,7 @@ fn partial_admission<'a>(
         for (p, d) in pod_sets.iter_mut().zip(&deltas) {
             p.count -= (d * mid / total) as i32;
         }
-        let r = nominate(st, cq, &pod_sets, &w.reclaimable_pods, base, None);
+        let r = nominate(st, cq, &pod_sets, &w.reclaimable_pods, base);
         if viable(&r.0, &r.1) {
             hi = mid;
             found = Some((mid, r));
@@ -143,7 +142,7 @@ fn partial_admission<'a>(
             for (p, d) in pod_sets.iter_mut().zip(&deltas) {
                 p.count -= (d * lo / total) as i32;
             }
-            let r = nominate(st, cq, &pod_sets, &w.reclaimable_pods, base, None);
+            let r = nominate(st, cq, &pod_sets, &w.reclaimable_pods, base);
             viable(&r.0, &r.1).then_some(r)
         }
     }
@@ -283,7 +282,7 @@ fn nominate_head<'a>(
     }
     let base = PreemptionCtx::for_workload(st, wl, cq, &st.cqs[cq].spec.preemption);
     st.step();
-    let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base, Some(wl));
+    let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
     let mut victim_notes = take_fair_notes(st);
     let viable = |a: &Assignment, t: &[Target]| {
         a.mode == Mode::Fit || (a.mode == Mode::Preempt && !t.is_empty())

@@ -6,7 +6,6 @@
 //! scan at the first flavor (no `lastTriedIdx` scan progress).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use crate::model::{
     FlavorFungibility, FungibilityPolicy, FungibilityPreference, PodSet, ResourceFlavor,
@@ -15,7 +14,7 @@ use crate::model::{
 use super::preemption::PreemptionCtx;
 use super::preemption::search::{Possibility, oracle};
 use super::quota::FrId;
-use super::state::{CqIdx, EngineState, WlIdx};
+use super::state::{CqIdx, EngineState};
 
 /// `preemptionMode`, worst to best.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -114,9 +113,9 @@ pub struct PodSetAssign<'a> {
     pub name: String,
     pub count: i32,
     /// Per-pod requests (as the pod set declares them; `pods` = 1 when covered).
-    pub per_pod: Arc<BTreeMap<String, i128>>,
+    pub per_pod: BTreeMap<String, i128>,
     /// Totals for `count` pods.
-    pub requests: Arc<BTreeMap<String, i128>>,
+    pub requests: BTreeMap<String, i128>,
     /// Resource (as the ClusterQueue's resource group names it) → choice.
     pub flavors: BTreeMap<&'a str, ResourceChoice<'a>>,
 }
@@ -320,43 +319,6 @@ pub fn pod_set_requests(
     (count, per_pod, totals)
 }
 
-/// A pod set's [`pod_set_requests`], shared by every assignment made for it.
-#[derive(Clone, Debug)]
-pub struct PodSetRequests {
-    pub count: i32,
-    pub per_pod: Arc<BTreeMap<String, i128>>,
-    pub requests: Arc<BTreeMap<String, i128>>,
-}
-
-/// A queued workload's requests per pod set as one ClusterQueue counts them: a head is
-/// nominated again every cycle it waits, and its requests do not change.
-#[derive(Debug)]
-pub struct HeadRequests {
-    cq: CqIdx,
-    pod_sets: Vec<PodSetRequests>,
-}
-
-fn requests_of(
-    st: &EngineState<'_>,
-    cq: CqIdx,
-    pod_sets: &[PodSet],
-    reclaimable: &BTreeMap<String, i32>,
-) -> Vec<PodSetRequests> {
-    let covers_pods = st.cqs[cq].rg_of.contains_key("pods");
-    pod_sets
-        .iter()
-        .map(|ps| {
-            let rec = *reclaimable.get(&ps.name).unwrap_or(&0);
-            let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods, &st.kueue);
-            PodSetRequests {
-                count,
-                per_pod: Arc::new(per_pod),
-                requests: Arc::new(requests),
-            }
-        })
-        .collect()
-}
-
 /// Computes the flavor assignment of a workload in ClusterQueue `cq` against the
 /// current snapshot. `ctx` describes the preemptor for the oracle. If `pinned` is given,
 /// only those flavors are considered (recomputation after overlapping targets).
@@ -366,25 +328,11 @@ pub fn assign<'a>(
     pod_sets: &[PodSet],
     reclaimable: &BTreeMap<String, i32>,
     ctx: &PreemptionCtx<'_>,
-    own: Option<WlIdx>,
 ) -> Assignment<'a> {
     let spec = st.cqs[cq].spec;
     let cluster = st.cluster;
     let node = st.cqs[cq].node;
-    // `own`: `pod_sets` are that workload's own (not a partial admission's counts)
-    let cached = own.and_then(|w| st.head_requests.get(w)).map(|cell| {
-        cell.get_or_init(|| {
-            Arc::new(HeadRequests {
-                cq,
-                pod_sets: requests_of(st, cq, pod_sets, reclaimable),
-            })
-        })
-        .clone()
-    });
-    let requests_per_pod_set = match cached {
-        Some(c) if c.cq == cq => c.pod_sets.clone(),
-        _ => requests_of(st, cq, pod_sets, reclaimable),
-    };
+    let covers_pods = st.cqs[cq].rg_of.contains_key("pods");
     let mut out = Assignment {
         pod_sets: Vec::new(),
         mode: Mode::Fit,
@@ -396,14 +344,11 @@ pub fn assign<'a>(
     };
     let mut assigned: BTreeMap<FrId, i128> = BTreeMap::new();
     let mut worst = Mode::Fit;
-    for (ps, psr) in pod_sets.iter().zip(requests_per_pod_set) {
-        let PodSetRequests {
-            count,
-            per_pod,
-            requests,
-        } = psr;
+    for ps in pod_sets {
+        let rec = *reclaimable.get(&ps.name).unwrap_or(&0);
+        let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods, &st.kueue);
         let mut chosen: BTreeMap<&'a str, ResourceChoice<'a>> = BTreeMap::new();
-        for (res, &qty) in requests.iter() {
+        for (res, &qty) in &requests {
             let Some(&rg_idx) = st.cqs[cq].rg_of.get(res.as_str()) else {
                 if qty == 0 {
                     continue;

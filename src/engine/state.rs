@@ -9,7 +9,6 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
 
 use crate::model::{ClusterQueue, ClusterState, LocalQueue, StopPolicy, Timestamp, Workload};
 
@@ -184,9 +183,6 @@ pub struct EngineState<'a> {
     /// ([`super::preemption::candidates::CandOrder::build_for_cycle`]).
     pub cand_sorted: Vec<super::preemption::candidates::Ranked>,
     pub changed_since: Vec<WlIdx>,
-    /// Per workload: its requests as its ClusterQueue counts them, made the first time
-    /// it is nominated (shared with the nomination workers, which fill it too).
-    pub head_requests: Arc<Vec<OnceLock<Arc<super::flavor::HeadRequests>>>>,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -455,7 +451,6 @@ impl<'a> EngineState<'a> {
 
         let fair = super::fair::FairState::new(cluster, &tree, &frs, &node_cq, opts.fair_sharing);
         warnings.extend(super::kueue_cfg::config_warnings(cluster));
-        let n_wls = wls.len();
         EngineState {
             cluster,
             opts: opts.clone(),
@@ -478,7 +473,6 @@ impl<'a> EngineState<'a> {
             search_memo: None,
             cand_sorted: Vec::new(),
             changed_since: Vec::new(),
-            head_requests: Arc::new(std::iter::repeat_with(OnceLock::new).take(n_wls).collect()),
         }
     }
 
@@ -511,7 +505,6 @@ impl<'a> EngineState<'a> {
             // a fork nominates; it never builds a cycle's order
             cand_sorted: Vec::new(),
             changed_since: Vec::new(),
-            head_requests: Arc::clone(&self.head_requests),
         }
     }
 
