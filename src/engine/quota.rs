@@ -216,17 +216,21 @@ impl QuotaTree {
         }
     }
 
-    /// Pre-order numbering of `n`'s subtree (see [`QuotaTree::in_subtree`]).
+    /// `n`'s child cohorts, then its ClusterQueues.
+    fn children(&self, n: NodeId) -> Vec<NodeId> {
+        let node = &self.nodes[n];
+        node.child_cohorts
+            .iter()
+            .chain(node.child_cqs.iter())
+            .copied()
+            .collect()
+    }
+
+    /// Pre-order numbering of `n`'s subtree (see [`QuotaTree::in_subtree_of`]).
     fn number(&mut self, n: NodeId, next: &mut u32) {
         let first = *next;
         *next += 1;
-        let children: Vec<NodeId> = self.nodes[n]
-            .child_cohorts
-            .iter()
-            .chain(self.nodes[n].child_cqs.iter())
-            .copied()
-            .collect();
-        for c in children {
+        for c in self.children(n) {
             self.number(c, next);
         }
         self.order[n] = (first, *next);
@@ -280,13 +284,7 @@ impl QuotaTree {
             } else {
                 1
             };
-        let children: Vec<NodeId> = self.nodes[n]
-            .child_cohorts
-            .iter()
-            .chain(self.nodes[n].child_cqs.iter())
-            .copied()
-            .collect();
-        for c in children {
+        for c in self.children(n) {
             self.accumulate(c);
             let child = &self.nodes[c];
             if !child.is_cq {

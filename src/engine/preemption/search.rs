@@ -55,12 +55,9 @@ impl FitBound {
 
     /// Counts the removal of `wl`'s usage; true when it cannot have made the request fit.
     fn cannot_fit_after_removing(&mut self, st: &EngineState<'_>, wl: usize) -> bool {
-        let usage = st.usage_of(wl);
         let mut short = false;
         for (fr, _, room, moved) in &mut self.pairs {
-            if let Some(&(_, v)) = usage.iter().find(|(f, _)| f == fr) {
-                *moved += v;
-            }
+            *moved += usage_in(st, wl, *fr);
             if *room + *moved < 0 {
                 short = true;
             }
@@ -77,8 +74,7 @@ impl FitBound {
         wl: usize,
         allow_borrowing: bool,
     ) -> bool {
-        let usage = st.usage_of(wl);
-        let added = |fr: FrId| usage.iter().find(|(f, _)| *f == fr).map_or(0, |&(_, v)| v);
+        let added = |fr: FrId| usage_in(st, wl, fr);
         if self.pairs.iter().any(|&(fr, _, room, _)| added(fr) > room) {
             return false;
         }
@@ -135,12 +131,10 @@ impl FitBound {
         }
         let node = st.cqs[ctx.cq].node;
         let at = st.cqs[st.wls[wl].cq.expect("a target is admitted")].node;
-        let usage = st.usage_of(wl);
-        let added = |fr: FrId| usage.iter().find(|(f, _)| *f == fr).map_or(0, |&(_, v)| v);
         // the request fits now (fill-back only adds back what keeps it fitting): pairs
         // the target does not use stay as they are
         for (k, &(fr, v, room, _)) in self.pairs.iter().enumerate() {
-            let u = added(fr);
+            let u = usage_in(st, wl, fr);
             if u == 0 {
                 rooms[k] = room;
                 continue;
@@ -193,6 +187,14 @@ fn fits_with_added(
     let fits = workload_fits(st, ctx, allow_borrowing);
     st.remove_usage_in(wl, frs);
     fits
+}
+
+/// `wl`'s usage of `fr` (0 when it uses none).
+fn usage_in(st: &EngineState<'_>, wl: usize, fr: FrId) -> i128 {
+    st.usage_of(wl)
+        .iter()
+        .find(|(f, _)| *f == fr)
+        .map_or(0, |&(_, v)| v)
 }
 
 /// Whether the request would make the preemptor's ClusterQueue borrow.
