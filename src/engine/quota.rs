@@ -175,7 +175,7 @@ impl QuotaTree {
         let roots: Vec<NodeId> = (0..self.nodes.len())
             .filter(|&n| self.nodes[n].parent.is_none())
             .collect();
-        for r in roots {
+        for &r in &roots {
             self.accumulate(r);
         }
         self.up = Shared::new(
@@ -208,9 +208,6 @@ impl QuotaTree {
         );
         self.order = Shared::new(vec![(0, 0); self.nodes.len()]);
         let mut next = 0;
-        let roots: Vec<NodeId> = (0..self.nodes.len())
-            .filter(|&n| self.nodes[n].parent.is_none())
-            .collect();
         for r in roots {
             self.number(r, &mut next);
         }
@@ -307,12 +304,7 @@ impl QuotaTree {
 
     /// `available`: what the node can still take, honouring borrowing limits.
     pub fn available(&self, n: NodeId, fr: FrId) -> i128 {
-        let i = n * self.nfr + fr;
-        let (cell, limits) = (self.cells[i], self.limits[i]);
-        match self.up[n] {
-            NO_PARENT => limits.subtree - cell.usage,
-            p => node_available(cell, limits, self.available(p as NodeId, fr)),
-        }
+        self.available_arriving(n, fr, n, 0, 0)
     }
 
     /// [`QuotaTree::available`] of `n` as it would be with `val` more of `fr` used at node

@@ -166,9 +166,10 @@ impl FitBound {
         wl: usize,
         allow_borrowing: bool,
     ) -> bool {
+        // on a miss the room found with `wl` in stays a lower bound once it is out again
         let frs: Vec<FrId> = self.pairs.iter().map(|&(fr, ..)| fr).collect();
         st.add_usage_in(wl, &frs);
-        let fits = workload_fits(st, ctx, allow_borrowing) && self.check(st, ctx, allow_borrowing);
+        let fits = self.check(st, ctx, allow_borrowing);
         st.remove_usage_in(wl, &frs);
         fits
     }
@@ -266,6 +267,13 @@ fn read_frs(ctx: &PreemptionCtx<'_>) -> Vec<FrId> {
     frs.sort_unstable();
     frs.dedup();
     frs
+}
+
+/// Takes `targets`' usage of `frs` out of the snapshot ([`restore_in`] puts it back).
+fn remove_in(st: &mut EngineState<'_>, targets: &[Target], frs: &[FrId]) {
+    for t in targets {
+        st.remove_usage_in(t.wl, frs);
+    }
 }
 
 fn restore_in(st: &mut EngineState<'_>, targets: &[Target], frs: &[FrId]) {
@@ -541,10 +549,7 @@ pub fn get_targets(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Tar
 fn get_targets_removed(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<Target> {
     if st.fair.enabled {
         let targets = crate::engine::fair::get_targets(st, ctx);
-        let frs = read_frs(ctx);
-        for t in &targets {
-            st.remove_usage_in(t.wl, &frs);
-        }
+        remove_in(st, &targets, &read_frs(ctx));
         return targets;
     }
     search(st, ctx, true)
@@ -568,10 +573,7 @@ fn search(st: &mut EngineState<'_>, ctx: &PreemptionCtx<'_>, keep_removed: bool)
     {
         let targets = hit.targets.clone();
         if keep_removed {
-            let frs = read_frs(ctx);
-            for t in &targets {
-                st.remove_usage_in(t.wl, &frs);
-            }
+            remove_in(st, &targets, &read_frs(ctx));
         }
         return targets;
     }
