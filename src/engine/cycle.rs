@@ -303,6 +303,11 @@ fn nominate_head<'a>(
         Mode::Preempt => EntryOutcome::Preempting,
         Mode::Fit => EntryOutcome::Admitted,
     };
+    if !matches!(outcome, EntryOutcome::Admitted) {
+        // only an admission reads the per-pod-set maps (flavors and requests it
+        // writes); free the others on the nominating thread, not in the serial part
+        a.pod_sets = Vec::new();
+    }
     Entry {
         wl,
         cq,

@@ -10,6 +10,7 @@
 //! * [`propose_preemption`] — the victims a preemption would need under another policy.
 
 pub mod cycle;
+pub mod digest;
 pub mod explain;
 pub mod fair;
 pub mod flavor;

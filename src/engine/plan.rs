@@ -2,12 +2,13 @@
 //! requeued before the next cycle and admitted workloads keep running.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 
 use crate::model::{ClusterState, Quantity};
 
 use super::PlanOptions;
 use super::cycle::{self, EntryOutcome};
+use super::digest::state_hasher;
 use super::explain;
 use super::output::{
     ClusterQueueUsage, DetectedCycle, Plan, PlanAdmitted, PlanCycle, PlanPreempted, PlanStats,
@@ -79,7 +80,8 @@ pub fn plan(state: &ClusterState, opts: &PlanOptions) -> Plan {
                 let why = explain::no_candidates_why(&st, &e);
                 let mut e = e;
                 // the explanation reads the assignment's notes and failure, not its
-                // per-pod-set maps: free those now rather than at the end
+                // per-pod-set maps (nomination freed them unless the entry was to be
+                // admitted and no longer fitted)
                 if let Some(a) = e.assignment.as_mut() {
                     a.pod_sets = Vec::new();
                 }
@@ -268,44 +270,22 @@ impl LoopDetector {
     }
 }
 
-/// The hasher of the loop detector's fingerprints: fixed seed (plans are deterministic),
-/// and foldhash's quality variant rather than SipHash, which cost a millisecond per
-/// cycle on 70,000 workloads (no key here comes from an adversary).
-fn state_hasher() -> impl Hasher {
-    foldhash::quality::FixedState::with_seed(0x6761_6e67_706c_616e).build_hasher()
-}
-
-/// A hash of the scheduling state between cycles (not of simulated time). Each
-/// workload is one word (index, state, ClusterQueue), and its usage raw words: the
-/// hasher's cost is per byte and this runs after every cycle over every workload.
+/// A hash of the scheduling state between cycles (not of simulated time): which
+/// workloads hold quota where, with which flavors (each workload's state, queue and
+/// usage), and what each ClusterQueue's queue, parked set and sticky head hold. Read
+/// from the digests the state keeps up to date ([`super::digest`]), so it costs one
+/// word per ClusterQueue rather than a pass over every workload.
 fn fingerprint(st: &EngineState<'_>) -> u64 {
+    debug_assert_eq!(st.wl_digest, st.recomputed_wl_digest(), "workload digest");
     let mut h = state_hasher();
-    let cq_word = |cq: Option<usize>| cq.map_or(0, |c| c as u64 + 1);
-    for (w, info) in st.wls.iter().enumerate() {
-        let (tag, cq) = match info.state {
-            WlState::Admitted => (1u64, cq_word(info.cq)),
-            WlState::Queued => (2, cq_word(info.cq)),
-            WlState::NotQueued(_) => (3, 0),
-            WlState::Gone => (4, 0),
-        };
-        // indexes fit: fewer than 2^32 workloads and 2^28 ClusterQueues
-        h.write_u64((w as u64) << 32 | tag << 28 | cq);
-        if tag == 1 {
-            for &(fr, q) in st.usage_of(w) {
-                h.write_u64(fr as u64);
-                h.write_u128(q as u128);
-            }
-        }
-    }
+    h.write_u64(st.wl_digest);
     for c in st.cqs.iter() {
+        debug_assert_eq!(c.heap.digest(), c.heap.recomputed(), "queue digest");
+        debug_assert_eq!(c.inadmissible.digest(), c.inadmissible.recomputed());
         h.write_u64(c.heap.len() as u64);
-        for k in &c.heap {
-            h.write_u64(k.idx as u64);
-        }
+        h.write_u64(c.heap.digest());
         h.write_u64(c.inadmissible.len() as u64);
-        for k in &c.inadmissible {
-            h.write_u64(k.idx as u64);
-        }
+        h.write_u64(c.inadmissible.digest());
         h.write_u64(c.sticky.map_or(0, |w| w as u64 + 1));
     }
     h.finish()

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::model::{ClusterQueue, ClusterState, LocalQueue, StopPolicy, Timestamp, Workload};
 
 use super::PlanOptions;
+use super::digest::{QueueSet, workload_word};
 use super::quota::{FrId, FrTable, Node, NodeId, QuotaTree};
 use super::shared::Shared;
 
@@ -123,8 +124,8 @@ pub struct CqInfo<'a> {
     /// resource → index of the resource group covering it.
     pub rg_of: BTreeMap<&'a str, usize>,
     pub admitted: BTreeSet<WlIdx>,
-    pub heap: BTreeSet<QKey>,
-    pub inadmissible: BTreeSet<QKey>,
+    pub heap: QueueSet,
+    pub inadmissible: QueueSet,
     /// BestEffortFIFO: the preemptor waiting for its victims sorts first.
     pub sticky: Option<WlIdx>,
 }
@@ -183,6 +184,9 @@ pub struct EngineState<'a> {
     /// ([`super::preemption::candidates::CandOrder::build_for_cycle`]).
     pub cand_sorted: Vec<super::preemption::candidates::Ranked>,
     pub changed_since: Vec<WlIdx>,
+    /// Sum of every workload's [`workload_word`], kept by [`Self::admit`] and
+    /// [`Self::release`] (the only writers of a workload's state, queue and usage).
+    pub wl_digest: u64,
 }
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
@@ -361,8 +365,8 @@ impl<'a> EngineState<'a> {
                 inactive,
                 rg_of,
                 admitted: BTreeSet::new(),
-                heap: BTreeSet::new(),
-                inadmissible: BTreeSet::new(),
+                heap: QueueSet::default(),
+                inadmissible: QueueSet::default(),
                 sticky: None,
             });
         }
@@ -444,6 +448,14 @@ impl<'a> EngineState<'a> {
             }
             wls.push(info);
         }
+        let wl_digest = wls.iter().enumerate().fold(0u64, |d, (w, info)| {
+            d.wrapping_add(workload_word(
+                w,
+                info.state,
+                info.cq,
+                &usages[info.usage.range()],
+            ))
+        });
         for ((cq, heap), admitted) in cqs.iter_mut().zip(heaps).zip(admitted) {
             cq.heap = heap.into_iter().collect();
             cq.admitted = admitted.into_iter().collect();
@@ -473,6 +485,7 @@ impl<'a> EngineState<'a> {
             search_memo: None,
             cand_sorted: Vec::new(),
             changed_since: Vec::new(),
+            wl_digest,
         }
     }
 
@@ -505,6 +518,7 @@ impl<'a> EngineState<'a> {
             // a fork nominates; it never builds a cycle's order
             cand_sorted: Vec::new(),
             changed_since: Vec::new(),
+            wl_digest: self.wl_digest,
         }
     }
 
@@ -572,7 +586,7 @@ impl<'a> EngineState<'a> {
             for c in in_tree {
                 let q = &mut queues[c];
                 if !q.inadmissible.is_empty() {
-                    let moved = std::mem::take(&mut q.inadmissible);
+                    let moved = q.inadmissible.take();
                     q.heap.extend(moved);
                 }
             }
@@ -671,12 +685,33 @@ impl<'a> EngineState<'a> {
             len: usage.len() as u32,
         };
         self.usages.extend_from_slice(usage);
+        let before = self.workload_word(idx);
         let w = &mut self.wls[idx];
         w.usage = span;
         w.state = WlState::Admitted;
         w.reserve_time = self.clock;
         w.evicted = false;
         w.releasing = false;
+        self.rehash_workload(idx, before);
+    }
+
+    /// This workload's part of [`Self::wl_digest`].
+    pub fn workload_word(&self, w: WlIdx) -> u64 {
+        let info = &self.wls[w];
+        workload_word(w, info.state, info.cq, self.usage_of(w))
+    }
+
+    /// Replaces the word `before` of a workload that just changed in the digest.
+    fn rehash_workload(&mut self, w: WlIdx, before: u64) {
+        self.wl_digest = self
+            .wl_digest
+            .wrapping_sub(before)
+            .wrapping_add(self.workload_word(w));
+    }
+
+    /// [`Self::wl_digest`] recomputed from every record (debug checks).
+    pub fn recomputed_wl_digest(&self) -> u64 {
+        (0..self.wls.len()).fold(0, |d: u64, w| d.wrapping_add(self.workload_word(w)))
     }
 
     /// Releases an admitted workload's quota and, if it is still active (and its
@@ -689,6 +724,7 @@ impl<'a> EngineState<'a> {
         if !self.cand_sorted.is_empty() {
             self.changed_since.push(idx);
         }
+        let before = self.workload_word(idx);
         let span = std::mem::take(&mut self.wls[idx].usage);
         self.tree
             .remove_all(self.cqs[cq].node, &self.usages[span.range()]);
@@ -705,6 +741,7 @@ impl<'a> EngineState<'a> {
             let k = w.qkey(idx);
             self.cqs[c].heap.insert(k);
         }
+        self.rehash_workload(idx, before);
     }
 }
 
