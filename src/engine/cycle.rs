@@ -73,18 +73,19 @@ impl CycleResult<'_> {
 }
 
 /// Flavor assignment, plus preemption targets when the mode is Preempt.
+/// `counts`, when given, replaces the pod sets' counts (partial admission).
 fn nominate<'a>(
     st: &mut EngineState<'a>,
     cq: CqIdx,
-    pod_sets: &[crate::model::PodSet],
-    reclaimable: &BTreeMap<String, i32>,
+    w: &'a crate::model::Workload,
+    counts: Option<&[i32]>,
     base: &PreemptionCtx<'_>,
 ) -> (Assignment<'a>, Vec<Target>) {
     // classical searches only: fair sharing's also leave notes behind
     if !st.fair.enabled {
         st.search_memo = Some(Vec::new());
     }
-    let a = flavor::assign(st, cq, pod_sets, reclaimable, base);
+    let a = flavor::assign(st, cq, &w.pod_sets, counts, &w.reclaimable_pods, base);
     let targets = if a.mode == Mode::Preempt {
         let ctx = PreemptionCtx {
             usage: a.usage.clone(),
@@ -105,7 +106,7 @@ fn nominate<'a>(
 fn partial_admission<'a>(
     st: &mut EngineState<'a>,
     cq: CqIdx,
-    w: &crate::model::Workload,
+    w: &'a crate::model::Workload,
     base: &PreemptionCtx<'_>,
     viable: impl Fn(&Assignment, &[Target]) -> bool,
 ) -> Option<(Assignment<'a>, Vec<Target>)> {
@@ -123,11 +124,8 @@ fn partial_admission<'a>(
     // smallest i in [0, total] whose counts are viable (i = 0 is the full count)
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        let mut pod_sets = w.pod_sets.to_vec();
-        for (p, d) in pod_sets.iter_mut().zip(&deltas) {
-            p.count -= (d * mid / total) as i32;
-        }
-        let r = nominate(st, cq, &pod_sets, &w.reclaimable_pods, base);
+        let counts = cut_counts(w, &deltas, mid, total);
+        let r = nominate(st, cq, w, Some(&counts), base);
         if viable(&r.0, &r.1) {
             hi = mid;
             found = Some((mid, r));
@@ -138,14 +136,20 @@ fn partial_admission<'a>(
     match found {
         Some((i, r)) if i == lo => Some(r),
         _ => {
-            let mut pod_sets = w.pod_sets.to_vec();
-            for (p, d) in pod_sets.iter_mut().zip(&deltas) {
-                p.count -= (d * lo / total) as i32;
-            }
-            let r = nominate(st, cq, &pod_sets, &w.reclaimable_pods, base);
+            let counts = cut_counts(w, &deltas, lo, total);
+            let r = nominate(st, cq, w, Some(&counts), base);
             viable(&r.0, &r.1).then_some(r)
         }
     }
+}
+
+/// Each pod set's count less its share `cut / total` of its slack `deltas`.
+fn cut_counts(w: &crate::model::Workload, deltas: &[i64], cut: i64, total: i64) -> Vec<i32> {
+    w.pod_sets
+        .iter()
+        .zip(deltas)
+        .map(|(p, d)| p.count - (d * cut / total) as i32)
+        .collect()
 }
 
 /// Whether `usage` fits in `cq` with `gone` removed from the snapshot (left unchanged).
@@ -282,7 +286,7 @@ fn nominate_head<'a>(
     }
     let base = PreemptionCtx::for_workload(st, wl, cq, &st.cqs[cq].spec.preemption);
     st.step();
-    let (mut a, mut targets) = nominate(st, cq, &w.pod_sets, &w.reclaimable_pods, &base);
+    let (mut a, mut targets) = nominate(st, cq, w, None, &base);
     let mut victim_notes = take_fair_notes(st);
     let viable = |a: &Assignment, t: &[Target]| {
         a.mode == Mode::Fit || (a.mode == Mode::Preempt && !t.is_empty())
@@ -564,7 +568,24 @@ fn process_entry(
                 return;
             }
             let targets: Vec<WlIdx> = e.targets.iter().map(|t| t.wl).collect();
-            if !proc.fits_after(st, e.cq, &a.usage, preempted, &targets) {
+            if proc.victims_out {
+                // the targets leave the snapshot for the check and, when it passes, stay
+                // out as victims (rather than out, back in, and out again)
+                let frs: Vec<usize> = a.usage.iter().map(|&(fr, _)| fr).collect();
+                for &w in &targets {
+                    st.remove_usage_in(w, &frs);
+                }
+                if !fits_now(st, e.cq, &a.usage) {
+                    for &w in &targets {
+                        st.add_usage_in(w, &frs);
+                    }
+                    e.outcome = EntryOutcome::SkippedNoLongerFits;
+                    return;
+                }
+                for &w in &targets {
+                    st.remove_usage_outside(w, &frs);
+                }
+            } else if !proc.fits_after(st, e.cq, &a.usage, preempted, &targets) {
                 e.outcome = EntryOutcome::SkippedNoLongerFits;
                 return;
             }
@@ -572,9 +593,6 @@ fn process_entry(
                 preempted.push(t.wl);
                 proc.preempted_set.insert(t.wl);
                 result.victims.push((*t, e.wl));
-                if proc.victims_out {
-                    st.remove_usage_of(t.wl);
-                }
             }
             let node = st.cqs[e.cq].node;
             st.tree.add_all(node, &a.usage);

@@ -107,7 +107,7 @@ pub fn local_queue_label(w: &Workload) -> Option<SharedStr> {
 fn need_of(n: &QuotaNote) -> ResourceNeed {
     let free = (n.nominal - n.usage).max(0).min(n.available);
     ResourceNeed {
-        pod_set: n.pod_set.clone(),
+        pod_set: n.pod_set.to_string(),
         count: n.count,
         per_pod: q(n.per_pod),
         flavor: n.flavor.to_string(),

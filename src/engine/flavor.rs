@@ -5,6 +5,7 @@
 //! mode preference and the flavorFungibility stop rule. gangplank always starts the
 //! scan at the first flavor (no `lastTriedIdx` scan progress).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::model::{
@@ -108,14 +109,16 @@ pub struct ResourceChoice<'a> {
     pub borrow: usize,
 }
 
+/// Resource name → quantity (milli-units), sorted by name. Names are borrowed from the
+/// workload's pod set unless Kueue's resource transformations made them up.
+pub type Requests<'a> = Vec<(Cow<'a, str>, i128)>;
+
 #[derive(Clone, Debug)]
 pub struct PodSetAssign<'a> {
-    pub name: String,
+    pub name: &'a str,
     pub count: i32,
-    /// Per-pod requests (as the pod set declares them; `pods` = 1 when covered).
-    pub per_pod: BTreeMap<String, i128>,
     /// Totals for `count` pods.
-    pub requests: BTreeMap<String, i128>,
+    pub requests: Requests<'a>,
     /// Resource (as the ClusterQueue's resource group names it) → choice.
     pub flavors: BTreeMap<&'a str, ResourceChoice<'a>>,
 }
@@ -124,7 +127,7 @@ pub struct PodSetAssign<'a> {
 /// figures for explanations.
 #[derive(Clone, Debug)]
 pub struct QuotaNote<'a> {
-    pub pod_set: String,
+    pub pod_set: &'a str,
     pub count: i32,
     pub per_pod: i128,
     pub flavor: &'a str,
@@ -192,7 +195,7 @@ impl Assignment<'_> {
             .iter()
             .map(|p| {
                 (
-                    p.name.clone(),
+                    p.name.to_string(),
                     p.flavors
                         .iter()
                         .map(|(r, c)| (r.to_string(), c.flavor.to_string()))
@@ -291,41 +294,52 @@ pub fn flavor_eligible<'f>(
     Ok(())
 }
 
-/// Per-pod requests and totals of a pod set, scaled by reclaimable pods; Kueue's
+/// Per-pod requests of a pod set (sorted by resource name): Kueue's
 /// `resources.excludeResourcePrefixes` and `resources.transformations` applied when
-/// the configuration has them; `pods` counted when the ClusterQueue covers it.
-pub fn pod_set_requests(
-    ps: &PodSet,
-    reclaimable: i32,
+/// the configuration has them; `pods` counted when the ClusterQueue covers it. Every
+/// nomination asks, so names are borrowed from the pod set where they can be.
+pub fn pod_set_requests<'a>(
+    ps: &'a PodSet,
     covers_pods: bool,
     cfg: &crate::model::kueue_config::KueueConfig,
-) -> (i32, BTreeMap<String, i128>, BTreeMap<String, i128>) {
-    let count = (ps.count - reclaimable.max(0)).max(0);
-    let mut per_pod: BTreeMap<String, i128> = ps
-        .requests
-        .iter()
-        .map(|(r, q)| (r.clone(), q.milli()))
-        .collect();
-    if cfg.rewrites_requests() {
-        per_pod = cfg.rewrite_requests(&per_pod);
+) -> Requests<'a> {
+    let mut per_pod: Requests<'a> = if cfg.rewrites_requests() {
+        let declared: BTreeMap<String, i128> = ps
+            .requests
+            .iter()
+            .map(|(r, q)| (r.clone(), q.milli()))
+            .collect();
+        cfg.rewrite_requests(&declared)
+            .into_iter()
+            .map(|(r, q)| (Cow::Owned(r), q))
+            .collect()
+    } else {
+        ps.requests
+            .iter()
+            .map(|(r, q)| (Cow::Borrowed(r.as_str()), q.milli()))
+            .collect()
+    };
+    if covers_pods && let Err(at) = per_pod.binary_search_by(|(r, _)| (**r).cmp("pods")) {
+        per_pod.insert(at, (Cow::Borrowed("pods"), 1000));
     }
-    if covers_pods {
-        per_pod.entry("pods".to_string()).or_insert(1000);
-    }
-    let totals = per_pod
-        .iter()
-        .map(|(r, q)| (r.clone(), q * i128::from(count)))
-        .collect();
-    (count, per_pod, totals)
+    per_pod
 }
 
-/// Computes the flavor assignment of a workload in ClusterQueue `cq` against the
-/// current snapshot. `ctx` describes the preemptor for the oracle. If `pinned` is given,
-/// only those flavors are considered (recomputation after overlapping targets).
+/// The pod count a pod set asks quota for: its count (or the count partial admission
+/// tries) less its reclaimable pods.
+fn pods_to_admit(ps: &PodSet, count: Option<i32>, reclaimable: &BTreeMap<String, i32>) -> i32 {
+    let reclaimable = reclaimable.get(&ps.name).copied().unwrap_or(0);
+    (count.unwrap_or(ps.count) - reclaimable.max(0)).max(0)
+}
+
+/// Computes the flavor assignment of a workload's pod sets in ClusterQueue `cq` against
+/// the current snapshot. `counts`, when given, replaces each pod set's count (partial
+/// admission's tries). `ctx` describes the preemptor for the oracle.
 pub fn assign<'a>(
     st: &mut EngineState<'a>,
     cq: CqIdx,
-    pod_sets: &[PodSet],
+    pod_sets: &'a [PodSet],
+    counts: Option<&[i32]>,
     reclaimable: &BTreeMap<String, i32>,
     ctx: &PreemptionCtx<'_>,
 ) -> Assignment<'a> {
@@ -344,23 +358,27 @@ pub fn assign<'a>(
     };
     let mut assigned: BTreeMap<FrId, i128> = BTreeMap::new();
     let mut worst = Mode::Fit;
-    for ps in pod_sets {
-        let rec = *reclaimable.get(&ps.name).unwrap_or(&0);
-        let (count, per_pod, requests) = pod_set_requests(ps, rec, covers_pods, &st.kueue);
+    for (i, ps) in pod_sets.iter().enumerate() {
+        let count = pods_to_admit(ps, counts.map(|c| c[i]), reclaimable);
+        let per_pod = pod_set_requests(ps, covers_pods, &st.kueue);
+        let requests: Requests<'a> = per_pod
+            .iter()
+            .map(|(r, q)| (r.clone(), q * i128::from(count)))
+            .collect();
         let mut chosen: BTreeMap<&'a str, ResourceChoice<'a>> = BTreeMap::new();
-        for (res, &qty) in &requests {
-            let Some(&rg_idx) = st.cqs[cq].rg_of.get(res.as_str()) else {
-                if qty == 0 {
+        for (res, qty) in &requests {
+            let Some(&rg_idx) = st.cqs[cq].rg_of.get(&**res) else {
+                if *qty == 0 {
                     continue;
                 }
                 out.failure = Some(Failure::Uncovered {
                     pod_set: ps.name.clone(),
-                    resource: res.clone(),
+                    resource: res.to_string(),
                 });
                 out.mode = Mode::NoFit;
                 return out;
             };
-            if chosen.contains_key(res.as_str()) {
+            if chosen.contains_key(&**res) {
                 continue;
             }
             let rg = &spec.resource_groups[rg_idx];
@@ -368,7 +386,7 @@ pub fn assign<'a>(
             let group: Vec<(&'a str, i128)> = requests
                 .iter()
                 .filter_map(|(r, q)| {
-                    let covered = rg.covered_resources.iter().find(|c| *c == r)?;
+                    let covered = rg.covered_resources.iter().find(|c| **c == **r)?;
                     Some((covered.as_str(), *q))
                 })
                 .collect();
@@ -403,9 +421,12 @@ pub fn assign<'a>(
                             None => (0, 0, 0, 0),
                         };
                         flavor_notes.push(QuotaNote {
-                            pod_set: ps.name.clone(),
+                            pod_set: &ps.name,
                             count,
-                            per_pod: *per_pod.get(r).unwrap_or(&0),
+                            per_pod: per_pod
+                                .iter()
+                                .find(|(name, _)| name == r)
+                                .map_or(0, |&(_, q)| q),
                             flavor: &fq.name,
                             resource: r,
                             needed: need,
@@ -485,7 +506,11 @@ pub fn assign<'a>(
             }
         }
         for (res, c) in &chosen {
-            *assigned.entry(c.fr).or_default() += requests[*res];
+            let total = requests
+                .iter()
+                .find(|(r, _)| r == res)
+                .map_or(0, |&(_, q)| q);
+            *assigned.entry(c.fr).or_default() += total;
             let m = if c.mode == PMode::Fit {
                 Mode::Fit
             } else {
@@ -495,9 +520,8 @@ pub fn assign<'a>(
             out.borrowing = out.borrowing.max(c.borrow);
         }
         out.pod_sets.push(PodSetAssign {
-            name: ps.name.clone(),
+            name: &ps.name,
             count,
-            per_pod,
             requests,
             flavors: chosen,
         });
@@ -508,7 +532,7 @@ pub fn assign<'a>(
             .pod_sets
             .iter()
             .find(|p| p.flavors.values().any(|c| c.mode != PMode::Fit))
-            .map(|p| p.name.clone())
+            .map(|p| p.name.to_string())
             .unwrap_or_default();
         out.failure = Some(Failure::Quota { pod_set: ps });
     }

@@ -74,7 +74,7 @@ pub fn propose_preemption(
     }
     let wl = st.wls[w].wl;
     let base = PreemptionCtx::for_workload(&st, w, cq, &policy);
-    let a = flavor::assign(&mut st, cq, &wl.pod_sets, &wl.reclaimable_pods, &base);
+    let a = flavor::assign(&mut st, cq, &wl.pod_sets, None, &wl.reclaimable_pods, &base);
     let targets = match a.mode {
         Mode::NoFit => return None,
         Mode::Fit => Vec::new(),

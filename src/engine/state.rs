@@ -636,16 +636,31 @@ impl<'a> EngineState<'a> {
         self.move_usage_in(w, frs, QuotaTree::add_usage);
     }
 
+    /// Removes what [`Self::remove_usage_in`] left of a workload's usage: the pairs
+    /// not in `frs` (both together are [`Self::remove_usage_of`]).
+    pub fn remove_usage_outside(&mut self, w: WlIdx, frs: &[FrId]) {
+        self.move_usage_where(w, |fr| !frs.contains(&fr), QuotaTree::remove_usage);
+    }
+
     fn move_usage_in(
         &mut self,
         w: WlIdx,
         frs: &[FrId],
         apply: fn(&mut QuotaTree, NodeId, FrId, i128),
     ) {
+        self.move_usage_where(w, |fr| frs.contains(&fr), apply);
+    }
+
+    fn move_usage_where(
+        &mut self,
+        w: WlIdx,
+        moved: impl Fn(FrId) -> bool,
+        apply: fn(&mut QuotaTree, NodeId, FrId, i128),
+    ) {
         let node = self.cqs[self.wls[w].cq.expect("admitted has cq")].node;
         let span = self.wls[w].usage;
         for &(fr, v) in &self.usages[span.range()] {
-            if frs.contains(&fr) {
+            if moved(fr) {
                 apply(&mut self.tree, node, fr, v);
             }
         }

@@ -138,7 +138,7 @@ pub fn schedule_cycle(
                 .pod_sets
                 .iter()
                 .map(|p| PodSetAssignment {
-                    name: p.name.clone(),
+                    name: p.name.to_string(),
                     flavors: p
                         .flavors
                         .iter()
@@ -147,7 +147,7 @@ pub fn schedule_cycle(
                     resource_usage: p
                         .requests
                         .iter()
-                        .map(|(r, v)| (r.clone(), Quantity::from_milli(*v)))
+                        .map(|(r, v)| (r.to_string(), Quantity::from_milli(*v)))
                         .collect(),
                     count: Some(p.count),
                 })
