@@ -5,8 +5,6 @@
 //! Quantities are `i128` milli-units; every (flavor, resource) pair is interned to a
 //! dense index ([`FrId`]) so a node's figures are plain vectors.
 
-use std::collections::BTreeMap;
-
 use super::shared::Shared;
 
 /// Index of an interned (flavor, resource) pair.
@@ -14,12 +12,16 @@ pub type FrId = usize;
 /// Index of a node (ClusterQueue or Cohort) in the tree arena.
 pub type NodeId = usize;
 
+type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+
 /// Interned (flavor, resource) pairs.
 #[derive(Clone, Debug, Default)]
 pub struct FrTable {
     pairs: Vec<(String, String)>,
-    /// flavor → resource → id (two levels so lookups by `&str` do not allocate).
-    index: BTreeMap<String, BTreeMap<String, FrId>>,
+    /// flavor → resource → id (two levels so lookups by `&str` do not allocate; hashed:
+    /// flavor assignment looks pairs up for every head, the snapshot for every admitted
+    /// workload; never iterated).
+    index: FastMap<String, FastMap<String, FrId>>,
 }
 
 impl FrTable {

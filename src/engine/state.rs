@@ -10,7 +10,10 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::model::{ClusterQueue, ClusterState, LocalQueue, StopPolicy, Timestamp, Workload};
+use crate::model::{
+    ClusterQueue, ClusterState, Condition, ConditionStatus, LocalQueue, StopPolicy, Timestamp,
+    Workload,
+};
 
 use super::PlanOptions;
 use super::digest::{QueueSet, workload_word};
@@ -144,7 +147,7 @@ pub struct EngineState<'a> {
     pub frs: Shared<FrTable>,
     pub tree: QuotaTree,
     pub cqs: Shared<Vec<CqInfo<'a>>>,
-    pub cq_by_name: Shared<BTreeMap<&'a str, CqIdx>>,
+    pub cq_by_name: Shared<NameMap<&'a str, CqIdx>>,
     pub node_cq: Shared<Vec<Option<CqIdx>>>,
     /// Every non-finished workload, in `(namespace, name)` order (see [`Self::wl_index`]).
     pub wls: Shared<Vec<WlInfo<'a>>>,
@@ -153,7 +156,7 @@ pub struct EngineState<'a> {
     /// one workload per ClusterQueue per cycle, so the waste is bounded).
     pub usages: Shared<Vec<(FrId, i128)>>,
     /// (namespace, LocalQueue) → LocalQueue, for allocation-free lookups.
-    pub lq_index: Shared<HashMap<(&'a str, &'a str), &'a LocalQueue>>,
+    pub lq_index: Shared<NameMap<(&'a str, &'a str), &'a LocalQueue>>,
     pub warnings: Vec<String>,
     /// Logical time of the simulated cycles (ms); starts at `opts.now`.
     pub clock: Timestamp,
@@ -191,24 +194,76 @@ pub struct EngineState<'a> {
 
 use crate::model::well_known::NAMESPACE_NAME_LABEL as NS_NAME_LABEL;
 
-fn quota_reserved_time(wl: &Workload, now: Timestamp) -> Timestamp {
-    wl.condition("QuotaReserved")
-        .filter(|c| c.status == crate::model::ConditionStatus::True)
-        .and_then(|c| c.last_transition_time)
-        .unwrap_or(now)
+/// Lookups by name (ClusterQueues; LocalQueues by namespace and name): hashed with
+/// foldhash, the snapshot looks up every workload's queue (70,000 on a large cluster).
+/// Only looked up, never iterated, so the order of entries never reaches the output.
+pub type NameMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
+/// The conditions the snapshot reads of a workload (the first of each type, as
+/// [`Workload::condition`] finds it), found in one pass: on a large cluster the snapshot
+/// reads 70,000 workloads, and a pass per question over conditions whose type strings
+/// are scattered over memory was most of its time.
+#[derive(Default)]
+struct ConditionsRead<'c> {
+    quota_reserved: Option<&'c Condition>,
+    evicted: Option<&'c Condition>,
+    finished: Option<&'c Condition>,
 }
 
-/// Queue-order timestamp (`pkg/workload/workload.go` `GetQueueOrderTimestamp`): the
-/// eviction time for PodsReadyTimeout / AdmissionCheck evictions, else creation.
-fn queue_order_ts(wl: &Workload) -> Timestamp {
-    if let Some(c) = wl.condition("Evicted")
-        && c.status == crate::model::ConditionStatus::True
-        && (c.reason == "PodsReadyTimeout" || c.reason == "AdmissionCheck")
-        && let Some(t) = c.last_transition_time
-    {
-        return t;
+impl<'c> ConditionsRead<'c> {
+    fn of(wl: &'c Workload) -> Self {
+        let mut read = ConditionsRead::default();
+        for c in &wl.conditions {
+            let slot = match c.type_.as_str() {
+                "QuotaReserved" => &mut read.quota_reserved,
+                "Evicted" => &mut read.evicted,
+                "Finished" => &mut read.finished,
+                _ => continue,
+            };
+            slot.get_or_insert(c);
+        }
+        read
     }
-    wl.creation_timestamp
+
+    fn is_true(c: Option<&Condition>) -> bool {
+        c.is_some_and(|c| c.status == ConditionStatus::True)
+    }
+
+    /// [`Workload::is_finished`].
+    fn finished(&self) -> bool {
+        Self::is_true(self.finished)
+    }
+
+    /// [`Workload::is_evicted`].
+    fn evicted(&self) -> bool {
+        Self::is_true(self.evicted)
+    }
+
+    /// [`Workload::has_quota_reservation`].
+    fn holds_quota(&self, wl: &Workload) -> bool {
+        wl.admission.is_some() && Self::is_true(self.quota_reserved)
+    }
+
+    /// QuotaReserved transition time (candidate ordering); `now` without one.
+    fn quota_reserved_time(&self, now: Timestamp) -> Timestamp {
+        self.quota_reserved
+            .filter(|c| c.status == ConditionStatus::True)
+            .and_then(|c| c.last_transition_time)
+            .unwrap_or(now)
+    }
+
+    /// Queue-order timestamp (`pkg/workload/workload.go` `GetQueueOrderTimestamp`): the
+    /// eviction time for PodsReadyTimeout / AdmissionCheck evictions, else creation.
+    fn queue_order_ts(&self, wl: &Workload) -> Timestamp {
+        if let Some(c) = self.evicted
+            && c.status == ConditionStatus::True
+            && (c.reason == "PodsReadyTimeout" || c.reason == "AdmissionCheck")
+            && let Some(t) = c.last_transition_time
+        {
+            return t;
+        }
+        wl.creation_timestamp
+    }
 }
 
 impl<'a> EngineState<'a> {
@@ -313,7 +368,7 @@ impl<'a> EngineState<'a> {
 
         // --- ClusterQueues
         let mut cqs = Vec::new();
-        let mut cq_by_name = BTreeMap::new();
+        let mut cq_by_name = NameMap::default();
         for (name, spec) in &cluster.cluster_queues {
             let id = tree.nodes.len();
             let mut node = Node::new(name, true, nfr);
@@ -387,7 +442,7 @@ impl<'a> EngineState<'a> {
         // --- workloads
         let all: Vec<&Workload> = cluster.workloads.values().map(|w| &**w).collect();
         let (tie_of, uid_rank_of) = tie_ranks(&all);
-        let lq_index: HashMap<(&'a str, &'a str), &'a LocalQueue> = cluster
+        let lq_index: NameMap<(&'a str, &'a str), &'a LocalQueue> = cluster
             .local_queues
             .values()
             .map(|lq| ((lq.namespace.as_str(), lq.name.as_str()), lq))
@@ -399,24 +454,25 @@ impl<'a> EngineState<'a> {
         let mut heaps: Vec<Vec<QKey>> = vec![Vec::new(); cqs.len()];
         let mut admitted: Vec<Vec<WlIdx>> = vec![Vec::new(); cqs.len()];
         for (i, wl) in all.iter().copied().enumerate() {
-            if wl.is_finished() {
+            let conditions = ConditionsRead::of(wl);
+            if conditions.finished() {
                 continue;
             }
             let idx = wls.len();
             let mut info = WlInfo {
                 wl,
                 priority: wl.priority,
-                queue_ts: queue_order_ts(wl),
+                queue_ts: conditions.queue_order_ts(wl),
                 tie: tie_of[i],
                 uid_rank: uid_rank_of[i],
                 cq: None,
                 state: WlState::Queued,
                 usage: UsageSpan::default(),
-                reserve_time: quota_reserved_time(wl, opts.now),
-                evicted: wl.is_evicted(),
+                reserve_time: conditions.quota_reserved_time(opts.now),
+                evicted: conditions.evicted(),
                 releasing: false,
             };
-            if wl.has_quota_reservation() {
+            if conditions.holds_quota(wl) {
                 let adm = wl.admission.as_ref().expect("reservation has admission");
                 match cq_by_name.get(adm.cluster_queue.as_str()) {
                     Some(&c) => {
@@ -817,9 +873,9 @@ fn tie_ranks(all: &[&Workload]) -> (Vec<u32>, Vec<u32>) {
 
 /// Looks the workload's queue up: LocalQueue → ClusterQueue (§1.3).
 fn resolve_queue(
-    lq_index: &HashMap<(&str, &str), &LocalQueue>,
+    lq_index: &NameMap<(&str, &str), &LocalQueue>,
     wl: &Workload,
-    cq_by_name: &BTreeMap<&str, CqIdx>,
+    cq_by_name: &NameMap<&str, CqIdx>,
 ) -> (Option<CqIdx>, WlState) {
     let lq_cq = wl
         .queue_name
