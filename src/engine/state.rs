@@ -504,14 +504,6 @@ impl<'a> EngineState<'a> {
             }
             wls.push(info);
         }
-        let wl_digest = wls.iter().enumerate().fold(0u64, |d, (w, info)| {
-            d.wrapping_add(workload_word(
-                w,
-                info.state,
-                info.cq,
-                &usages[info.usage.range()],
-            ))
-        });
         for ((cq, heap), admitted) in cqs.iter_mut().zip(heaps).zip(admitted) {
             cq.heap = heap.into_iter().collect();
             cq.admitted = admitted.into_iter().collect();
@@ -519,7 +511,7 @@ impl<'a> EngineState<'a> {
 
         let fair = super::fair::FairState::new(cluster, &tree, &frs, &node_cq, opts.fair_sharing);
         warnings.extend(super::kueue_cfg::config_warnings(cluster));
-        EngineState {
+        let mut st = EngineState {
             cluster,
             opts: opts.clone(),
             fair: Shared::new(fair),
@@ -541,8 +533,10 @@ impl<'a> EngineState<'a> {
             search_memo: None,
             cand_sorted: Vec::new(),
             changed_since: Vec::new(),
-            wl_digest,
-        }
+            wl_digest: 0,
+        };
+        st.wl_digest = st.recomputed_wl_digest();
+        st
     }
 
     /// A worker's copy for nominating heads in parallel ([`super::cycle`]): its own quota
@@ -780,7 +774,8 @@ impl<'a> EngineState<'a> {
             .wrapping_add(self.workload_word(w));
     }
 
-    /// [`Self::wl_digest`] recomputed from every record (debug checks).
+    /// [`Self::wl_digest`] recomputed from every record (the snapshot's first; debug
+    /// checks after that).
     pub fn recomputed_wl_digest(&self) -> u64 {
         (0..self.wls.len()).fold(0, |d: u64, w| d.wrapping_add(self.workload_word(w)))
     }
