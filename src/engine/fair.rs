@@ -20,7 +20,7 @@ use crate::model::kueue_config::{KueueConfig, PreemptionStrategy};
 use crate::model::{ClusterState, ReclaimWithinCohort, WithinClusterQueue};
 
 use super::cycle::Entry;
-use super::preemption::candidates::{policy_allows_reclaim, policy_allows_within};
+use super::preemption::candidates::{in_snapshot, policy_allows_reclaim, policy_allows_within};
 use super::preemption::ordering::candidate_key;
 use super::preemption::search::workload_fits;
 use super::preemption::{PreemptionCtx, PreemptionReason, Target};
@@ -631,7 +631,7 @@ fn find_candidates(st: &EngineState<'_>, ctx: &PreemptionCtx<'_>) -> Vec<WlIdx> 
     {
         let root = st.tree.root(st.cqs[ctx.cq].node);
         for &c in st.fair.tree_cqs(root) {
-            if c == ctx.cq || !cq_is_borrowing(st, c, &ctx.frs_need) {
+            if c == ctx.cq || !in_snapshot(st, c) || !cq_is_borrowing(st, c, &ctx.frs_need) {
                 continue;
             }
             for &w in &st.cqs[c].admitted {

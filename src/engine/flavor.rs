@@ -248,11 +248,35 @@ impl std::fmt::Display for Ineligible<'_> {
     }
 }
 
-/// Taints and node-label eligibility (`checkFlavorForPodSets`); `Err` says why not.
+/// The node-label keys of a resource group: every key of every existing flavor's
+/// `nodeLabels` in the group (Kueue's `ResourceGroup.LabelKeys`,
+/// `pkg/cache/scheduler/clusterqueue.go` `updateLabelKeys`). A pod set's node selector
+/// and required affinity are matched against a flavor on these keys, so a selector key
+/// that some other flavor of the group carries and this one lacks excludes it.
+pub fn group_label_keys<'c>(
+    flavors: &'c BTreeMap<String, ResourceFlavor>,
+    rg: &crate::model::ResourceGroup,
+) -> Vec<&'c str> {
+    let mut keys: Vec<&'c str> = rg
+        .flavors
+        .iter()
+        .filter_map(|fq| flavors.get(&fq.name))
+        .flat_map(|f| f.node_labels.keys().map(String::as_str))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// Taints and node-label eligibility (`checkFlavorForPodSets`, `flavorSelector`); `Err`
+/// says why not. `label_keys` are the group's ([`group_label_keys`]): selector terms on
+/// other keys are ignored, as Kueue drops them.
 pub fn flavor_eligible<'f>(
     flavor: &'f ResourceFlavor,
     ps: &'f PodSet,
+    label_keys: &[&str],
 ) -> Result<(), Ineligible<'f>> {
+    let relevant = |k: &str| label_keys.binary_search(&k).is_ok();
     for t in &flavor.node_taints {
         if t.effect != "NoSchedule" && t.effect != "NoExecute" {
             continue;
@@ -268,7 +292,7 @@ pub fn flavor_eligible<'f>(
     }
     let labels = &flavor.node_labels;
     for (k, v) in &ps.node_selector {
-        if labels.contains_key(k) && labels.get(k) != Some(v) {
+        if relevant(k) && labels.get(k) != Some(v) {
             return Err(Ineligible::NodeSelector(flavor, k, v));
         }
     }
@@ -276,10 +300,7 @@ pub fn flavor_eligible<'f>(
         let mut terms = Vec::new();
         let mut any = false;
         for term in &aff.terms {
-            let kept: Vec<_> = term
-                .iter()
-                .filter(|r| labels.contains_key(&r.key))
-                .collect();
+            let kept: Vec<_> = term.iter().filter(|r| relevant(&r.key)).collect();
             if kept.is_empty() {
                 // a term without relevant keys matches every flavor
                 any = true;
@@ -393,11 +414,12 @@ pub fn assign<'a>(
             let mut best: Option<BTreeMap<&'a str, ResourceChoice<'a>>> = None;
             let mut best_mode = WORST;
             let mut flavor_notes: Vec<QuotaNote> = Vec::new();
+            let label_keys = group_label_keys(&cluster.resource_flavors, rg);
             for fq in &rg.flavors {
                 let Some(flavor) = cluster.resource_flavors.get(&fq.name) else {
                     continue;
                 };
-                if flavor_eligible(flavor, ps).is_err() {
+                if flavor_eligible(flavor, ps, &label_keys).is_err() {
                     continue;
                 }
                 let mut rep = BEST;
@@ -489,9 +511,9 @@ pub fn assign<'a>(
                                 .iter()
                                 .filter_map(|fq| match cluster.resource_flavors.get(&fq.name) {
                                     None => Some(format!("flavor {} not found", fq.name)),
-                                    Some(flavor) => {
-                                        flavor_eligible(flavor, ps).err().map(|w| w.to_string())
-                                    }
+                                    Some(flavor) => flavor_eligible(flavor, ps, &label_keys)
+                                        .err()
+                                        .map(|w| w.to_string()),
                                 })
                                 .collect(),
                         }

@@ -12,6 +12,7 @@ mod engine_perf;
 mod engine_props;
 mod engine_scale;
 mod engine_seed;
+mod kueue_oracle;
 mod model_byte_fuzz;
 mod model_parse;
 mod model_parse_fuzz;

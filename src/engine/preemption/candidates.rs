@@ -298,6 +298,15 @@ fn rank_cmp(
         .then(a.cmp(b))
 }
 
+/// Whether ClusterQueue `c` is in Kueue's scheduling snapshot: an inactive one (stopped,
+/// naming a missing ResourceFlavor, in a cohort cycle) is left out of it
+/// (`pkg/cache/scheduler/snapshot.go`, `Cache.Snapshot`), so its admitted workloads are
+/// never preemption candidates. Its usage still counts in its cohorts: the snapshot's
+/// cohorts are clones of the cache's, whose quota and usage include every child.
+pub fn in_snapshot(st: &EngineState<'_>, c: CqIdx) -> bool {
+    st.cqs[c].inactive.is_none()
+}
+
 impl CandOrder {
     /// The order of the snapshot's admitted workloads, sorted from scratch.
     pub fn build(st: &EngineState<'_>) -> CandOrder {
@@ -309,7 +318,9 @@ impl CandOrder {
         // array instead of reading every workload's record per comparison
         let mut all: Vec<Ranked> = Vec::new();
         for (c, q) in st.cqs.iter().enumerate() {
-            all.extend(q.admitted.iter().map(|&w| ranked(st, c, w)));
+            if in_snapshot(st, c) {
+                all.extend(q.admitted.iter().map(|&w| ranked(st, c, w)));
+            }
         }
         all.sort_unstable_by(|a, b| rank_cmp(st, a, b));
         all
@@ -359,7 +370,9 @@ impl CandOrder {
             since.dedup();
             for w in since {
                 let x = &st.wls[w];
-                if let (false, WlState::Admitted, Some(c)) = (placed[w], x.state, x.cq) {
+                if let (false, WlState::Admitted, Some(c)) = (placed[w], x.state, x.cq)
+                    && in_snapshot(st, c)
+                {
                     fresh.push(ranked(st, c, w));
                 }
             }

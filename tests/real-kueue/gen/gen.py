@@ -330,7 +330,7 @@ def generate(seed):
 
     # Workloads.
     n_wl = rng.randint(0, 20)
-    n_admitted = rng.randint(0, n_wl) if n_wl else 0
+    n_admitted = rng.randint(n_wl // 3, n_wl) if n_wl else 0
     t_adm = 0
     t_pend = 1000
     wls = []

@@ -38,8 +38,8 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/component-base/featuregate"
@@ -421,7 +421,17 @@ type planOut struct {
 
 var preemptedWorkloadRe = regexp.MustCompile(`^Preempted workload (\S+) \(UID: [^)]*\) in ClusterQueue (\S+);`)
 
-func planFile(path, cfgFile string, forceFair bool) ([]byte, error) {
+func planFile(path, cfgFile string, forceFair bool) (out []byte, err error) {
+	// Kueue itself may panic on a cluster (a bug of that version): report it as this
+	// file's error and go on with the next one.
+	defer func() {
+		if r := recover(); r != nil {
+			if os.Getenv("ORACLE_DEBUG") != "" {
+				debug.PrintStack()
+			}
+			out, err = nil, fmt.Errorf("kueue panicked: %v", r)
+		}
+	}()
 	c, err := readCluster(path)
 	if err != nil {
 		return nil, err
@@ -456,11 +466,11 @@ func planFile(path, cfgFile string, forceFair bool) ([]byte, error) {
 		return nil, err
 	}
 	defer restore()
-	out, err := schedule(c, &cfg)
+	plan, err := schedule(c, &cfg)
 	if err != nil {
 		return nil, err
 	}
-	return json.MarshalIndent(out, "", " ")
+	return json.MarshalIndent(plan, "", " ")
 }
 
 func setFeatureGates(gates map[string]bool) (func(), error) {
