@@ -387,6 +387,15 @@ pub fn assign<'a>(
             .map(|(r, q)| (r.clone(), q * i128::from(count)))
             .collect();
         let mut chosen: BTreeMap<&'a str, ResourceChoice<'a>> = BTreeMap::new();
+        // Whether some resource group's best flavor is not a Fit (Kueue: the pod set's
+        // Status has reasons). When every group's best is a Fit, Kueue's pod set mode is
+        // Fit even if a resource of it needs preemption, which happens with
+        // `preference: PreemptionOverBorrowing`: a group's representative mode is the
+        // worst of its resources by borrowing level first, so (Fit, borrow 1) on one
+        // resource hides (Preempt, borrow 0) on another (`findFlavorForPodSets` returns
+        // a nil status, `PodSetAssignment.RepresentativeMode` reads it as Fit). The
+        // entry then does not fit in the cycle and is skipped.
+        let mut status_has_reasons = false;
         for (res, qty) in &requests {
             let Some(&rg_idx) = st.cqs[cq].rg_of.get(&**res) else {
                 if *qty == 0 {
@@ -489,6 +498,7 @@ pub fn assign<'a>(
             }
             match best {
                 Some(picks) if best_mode.mode != PMode::NoFit => {
+                    status_has_reasons |= best_mode.mode != PMode::Fit;
                     // keep only the notes of the chosen flavor
                     let chosen_flavor = picks.values().next().map(|c| c.flavor);
                     out.notes.extend(
@@ -533,7 +543,7 @@ pub fn assign<'a>(
                 .find(|(r, _)| r == res)
                 .map_or(0, |&(_, q)| q);
             *assigned.entry(c.fr).or_default() += total;
-            let m = if c.mode == PMode::Fit {
+            let m = if c.mode == PMode::Fit || !status_has_reasons {
                 Mode::Fit
             } else {
                 Mode::Preempt

@@ -136,3 +136,32 @@ fn fair_sharing_without_a_cohort_gives_the_fixed_kueue_answer() {
     assert_eq!(admitted, adm(&[]));
     assert_eq!(preempted, pre(&[]));
 }
+
+/// `flavorFungibility.preference: PreemptionOverBorrowing` ranks a flavor's resources by
+/// borrowing level first, so memory's (Fit, borrowing) hides cpu's (Preempt, no
+/// borrowing): Kueue's pod set reads as Fit, the entry does not fit in the cycle and is
+/// skipped; nothing is preempted (gangplank used to preempt ns3/w5).
+#[test]
+fn preemption_over_borrowing_fit_by_borrowing_hides_a_preemption() {
+    let (admitted, preempted) = plan_fixture("preemption-over-borrowing-hides-preempt.yaml");
+    assert_eq!(admitted, adm(&[]));
+    assert_eq!(preempted, pre(&[]));
+}
+
+/// A known difference (docs/engine.md): Kueue v0.17.0's `isPreferred` lets memory's
+/// (NoCandidates, no borrowing) lose to cpu's (Fit, borrowing) under
+/// PreemptionOverBorrowing, so its pod set reads as Fit and the entry is skipped (the
+/// oracle admits nothing). Kueue later ranks NoCandidates below every viable mode
+/// (kubernetes-sigs/kueue#13616, in the Kueue source gangplank follows); then the
+/// assignment is NoCandidates and partial admission admits a reduced count, which is
+/// what gangplank plans.
+#[test]
+fn preemption_over_borrowing_no_candidates_follows_the_fixed_kueue() {
+    let (admitted, preempted) =
+        plan_fixture("kueue-v0.17.0-preemption-over-borrowing-no-candidates.yaml");
+    assert_eq!(
+        admitted,
+        adm(&[("ns2/w14", "cq2", "main:cpu=f1,main:memory=f1")])
+    );
+    assert_eq!(preempted, pre(&[]));
+}

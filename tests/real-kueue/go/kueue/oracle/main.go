@@ -408,9 +408,18 @@ type preemptedRow struct {
 	ClusterQueue string `json:"clusterQueue"`
 }
 
+type pendingRow struct {
+	Workload string `json:"workload"`
+	Reason   string `json:"reason"`
+	Message  string `json:"message"`
+}
+
 type cycleOut struct {
 	Admitted  []admittedRow  `json:"admitted"`
 	Preempted []preemptedRow `json:"preempted"`
+	// Pending: the QuotaReserved=False condition Kueue wrote on the heads it did not
+	// admit (for reading disagreements; not compared).
+	Pending []pendingRow `json:"pending"`
 }
 
 type planOut struct {
@@ -602,7 +611,7 @@ func schedule(c *cluster, cfg *configapi.Configuration) (*planOut, error) {
 	}
 
 	out := &planOut{KueueVersion: kueueVersion(), FairSharing: fairsharing.Enabled(cfg.FairSharing)}
-	cyc := cycleOut{Admitted: []admittedRow{}, Preempted: []preemptedRow{}}
+	cyc := cycleOut{Admitted: []admittedRow{}, Preempted: []preemptedRow{}, Pending: []pendingRow{}}
 
 	// Heads blocks while no active ClusterQueue has a pending workload: then the cycle
 	// decides nothing.
@@ -634,6 +643,11 @@ func schedule(c *cluster, cfg *configapi.Configuration) (*planOut, error) {
 		for i := range got.Items {
 			w := &got.Items[i]
 			key := w.Namespace + "/" + w.Name
+			if !before[key] && !workload.HasQuotaReservation(w) {
+				if cond := apimeta.FindStatusCondition(w.Status.Conditions, kueue.WorkloadQuotaReserved); cond != nil {
+					cyc.Pending = append(cyc.Pending, pendingRow{Workload: key, Reason: cond.Reason, Message: cond.Message})
+				}
+			}
 			if before[key] || !workload.HasQuotaReservation(w) {
 				continue
 			}
@@ -673,6 +687,7 @@ func schedule(c *cluster, cfg *configapi.Configuration) (*planOut, error) {
 		}
 	}
 	sort.Slice(cyc.Admitted, func(i, j int) bool { return cyc.Admitted[i].Workload < cyc.Admitted[j].Workload })
+	sort.Slice(cyc.Pending, func(i, j int) bool { return cyc.Pending[i].Workload < cyc.Pending[j].Workload })
 	sort.Slice(cyc.Preempted, func(i, j int) bool {
 		if cyc.Preempted[i].Workload != cyc.Preempted[j].Workload {
 			return cyc.Preempted[i].Workload < cyc.Preempted[j].Workload
